@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the npm package into pkg/: wasm-pack (web target) -> wasm-opt (npm binaryen) -> pkg-template merged in.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+rm -rf pkg
+wasm-pack --quiet build --target web --release --no-pack --out-dir pkg --out-name resumable_agent -- --features js
+# Debian's old binaryen silently breaks the .wasm; npm's is current. Features come from the module itself.
+wasm-opt -Oz pkg/resumable_agent_bg.wasm -o pkg/resumable_agent_bg.wasm
+cp pkg-template/* pkg/
+# wasm-pack's generated typings describe the raw exports; index.d.ts is the public contract.
+rm -f pkg/resumable_agent.d.ts pkg/resumable_agent_bg.wasm.d.ts pkg/.gitignore
+raw=$(wc -c < pkg/resumable_agent_bg.wasm)
+gz=$(gzip -9 -c pkg/resumable_agent_bg.wasm | wc -c)
+printf 'pkg/: resumable_agent_bg.wasm %s bytes, %s bytes gzip (%.1f KiB)\n' "$raw" "$gz" "$(echo "$gz/1024" | bc -l)"

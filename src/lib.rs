@@ -1,0 +1,61 @@
+//! # resumable-agent
+//!
+//! An AI agent's tool-calling loop whose whole run is a plain-JSON [`Checkpoint`]. A tool returns
+//! [`InterruptError`] to ask the human a question; the run pauses and hands back the question and a
+//! checkpoint; later — another process, a Cloudflare Worker instance, a reloaded browser tab —
+//! [`Agent::resume`] continues exactly where it stopped.
+//!
+//! ```
+//! use resumable_agent::{tool, Agent, Checkpoint, InterruptError, ModelResponse, ScriptedModel};
+//! use serde_json::json;
+//!
+//! let model = ScriptedModel::new([
+//!     ModelResponse::tool_call("c1", "ask_user", json!({"question": "Your deadline?"})),
+//!     ModelResponse::text("Done: planned for the end of Q2."),
+//! ]);
+//! let ask = tool("ask_user", "Ask the human.", json!({"type": "object"}), |input, _| async move {
+//!     Err(InterruptError::new(input["question"].as_str().unwrap_or_default()).into())
+//! });
+//! let agent = Agent::builder(model).instructions("Ask for what you miss.").tool(ask).build()?;
+//!
+//! let outcome = pollster::block_on(agent.prompt("Plan my project."))?;
+//! let saved = outcome.checkpoint().to_json();            // write it anywhere
+//! let restored = Checkpoint::from_json(&saved)?;          // ... in a new process
+//! let done = pollster::block_on(agent.resume(restored, "end of Q2"))?.assert_complete()?;
+//! assert_eq!(done.text, "Done: planned for the end of Q2.");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Architecture
+//! A sans-IO state machine (`run`) owns every rule of the loop and derives its next step from the
+//! checkpoint alone; a small async driver ([`Agent`]) does the I/O with a [`Model`] and [`Tool`]s.
+//! No threads, no runtime: futures are `Send` natively and need not be on wasm32 ([`MaybeSend`]).
+//!
+//! ## Features
+//! | feature | what it adds |
+//! |---|---|
+//! | `js` | the `#[wasm_bindgen]` API of the npm package (wasm32 only; off for Rust users) |
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod agent;
+mod checkpoint;
+mod error;
+mod message;
+mod model;
+mod platform;
+mod run;
+mod saver;
+mod tool;
+
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+mod wasm;
+
+pub use agent::{Agent, AgentBuilder, AgentResponse, DEFAULT_MAX_ITERATIONS, Interrupted, Outcome};
+pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary};
+pub use error::{AgentError, CheckpointError, ModelError, SaverError};
+pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
+pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, ToolDefinition};
+pub use platform::{BoxFuture, MaybeSend, MaybeSync};
+pub use saver::{MemorySaver, SavedCheckpoint, Saver};
+pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

@@ -1,0 +1,224 @@
+//! The model contract: one request with the whole conversation in, one assistant turn out.
+
+use std::future::Future;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ModelError;
+use crate::message::{ContentBlock, Message, Usage};
+use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
+
+/// A tool as the model sees it: `{ name, description, inputSchema }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    /// Unique name the model calls it by.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the input (an object schema).
+    pub input_schema: Value,
+}
+
+/// What the model is asked: `{ system?, messages, tools }`.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[non_exhaustive]
+pub struct ModelRequest<'a> {
+    /// The agent's instructions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<&'a str>,
+    /// The whole conversation; every `tool_use` is answered in the following message.
+    pub messages: &'a [Message],
+    /// The tools the model may call.
+    pub tools: &'a [ToolDefinition],
+}
+
+/// The model's answer: `{ content, usage? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    /// The assistant turn: text and `tool_use` blocks.
+    pub content: Vec<ContentBlock>,
+    /// Tokens this call used, if the model reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl ModelResponse {
+    /// A final text answer.
+    pub fn text(text: impl Into<String>) -> Self {
+        ModelResponse {
+            content: vec![ContentBlock::Text { text: text.into() }],
+            usage: None,
+        }
+    }
+
+    /// One tool call (plus nothing else).
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ModelResponse::tool_calls([(id, name, input)])
+    }
+
+    /// Several tool calls in one turn, in order.
+    pub fn tool_calls<I, N>(calls: impl IntoIterator<Item = (I, N, Value)>) -> Self
+    where
+        I: Into<String>,
+        N: Into<String>,
+    {
+        let content = calls
+            .into_iter()
+            .map(|(id, name, input)| {
+                ContentBlock::ToolUse(crate::message::ToolUse {
+                    id: id.into(),
+                    name: name.into(),
+                    input,
+                })
+            })
+            .collect();
+        ModelResponse {
+            content,
+            usage: None,
+        }
+    }
+
+    /// The same response reporting `usage`.
+    pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
+        self.usage = Some(Usage {
+            input_tokens,
+            output_tokens,
+        });
+        self
+    }
+
+    /// Decodes a response from JSON text, naming the path of the first problem.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidResponse`].
+    pub fn from_json(json: &str) -> Result<Self, ModelError> {
+        serde_json::from_str::<ModelResponse>(json).or_else(|fast| {
+            let invalid = |path: &str, problem: String| ModelError::InvalidResponse {
+                path: path.to_owned(),
+                problem,
+            };
+            let value: Value =
+                serde_json::from_str(json).map_err(|e| invalid("", e.to_string()))?;
+            let content = value.get("content").ok_or_else(|| {
+                invalid(
+                    "content",
+                    "missing (expected an array of content blocks)".into(),
+                )
+            })?;
+            let blocks = content
+                .as_array()
+                .ok_or_else(|| invalid("content", "expected an array of content blocks".into()))?;
+            crate::checkpoint::explain_blocks(blocks, "content").map_err(|e| match e {
+                crate::CheckpointError::Invalid { path, problem } => invalid(&path, problem),
+                other => invalid("content", other.to_string()),
+            })?;
+            Err(invalid("", fast.to_string()))
+        })
+    }
+}
+
+/// A language model. Implement it for your own client, or use a provider or [`ScriptedModel`].
+///
+/// Futures are `Send` natively and need not be on wasm32 (see [`MaybeSend`]).
+pub trait Model: MaybeSend + MaybeSync {
+    /// Produces the next assistant turn.
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a;
+}
+
+/// Object-safe form of [`Model`], implemented for every model.
+pub(crate) trait DynModel: MaybeSend + MaybeSync {
+    fn complete_dyn<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+}
+
+impl<M: Model> DynModel for M {
+    fn complete_dyn<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.complete(request))
+    }
+}
+
+type ScriptFn = Box<dyn Fn(&ModelRequest<'_>) -> ModelResponse + Send + Sync>;
+
+enum Scripted {
+    Fixed(ModelResponse),
+    Computed(ScriptFn),
+}
+
+/// A model that plays back a script, one response per call, for tests and demos.
+///
+/// ```
+/// use resumable_agent::{Agent, ModelResponse, ScriptedModel};
+/// let model = ScriptedModel::new([ModelResponse::text("Hello!")]);
+/// let agent = Agent::builder(model).build()?;
+/// let done = pollster::block_on(agent.prompt("Hi"))?.assert_complete()?;
+/// assert_eq!(done.text, "Hello!");
+/// # Ok::<(), resumable_agent::AgentError>(())
+/// ```
+pub struct ScriptedModel {
+    script: Vec<Scripted>,
+    next: Mutex<usize>,
+}
+
+impl ScriptedModel {
+    /// A model answering with `responses` in turn.
+    pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
+        ScriptedModel {
+            script: responses.into_iter().map(Scripted::Fixed).collect(),
+            next: Mutex::new(0),
+        }
+    }
+
+    /// Appends a response computed from the request (e.g. to echo a tool result).
+    pub fn then(
+        mut self,
+        f: impl Fn(&ModelRequest<'_>) -> ModelResponse + Send + Sync + 'static,
+    ) -> Self {
+        self.script.push(Scripted::Computed(Box::new(f)));
+        self
+    }
+
+    /// Appends a fixed response.
+    pub fn then_respond(mut self, response: ModelResponse) -> Self {
+        self.script.push(Scripted::Fixed(response));
+        self
+    }
+
+    fn take_turn(&self) -> usize {
+        let mut next = self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let turn = *next;
+        *next = turn.saturating_add(1);
+        turn
+    }
+}
+
+impl Model for ScriptedModel {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        let turn = self.take_turn();
+        let result = match self.script.get(turn) {
+            Some(Scripted::Fixed(r)) => Ok(r.clone()),
+            Some(Scripted::Computed(f)) => Ok(f(&request)),
+            None => Err(ModelError::ScriptExhausted {
+                len: self.script.len(),
+                call: turn.saturating_add(1),
+            }),
+        };
+        std::future::ready(result)
+    }
+}

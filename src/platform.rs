@@ -1,0 +1,73 @@
+//! The one seam between native and wasm32: `Send` bounds, the clock and run ids.
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// `Send` natively, nothing on wasm32 (JS values are not `Send`, and there is one thread).
+#[cfg(not(target_arch = "wasm32"))]
+pub trait MaybeSend: Send {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Send + ?Sized> MaybeSend for T {}
+/// `Send` natively, nothing on wasm32 (JS values are not `Send`, and there is one thread).
+#[cfg(target_arch = "wasm32")]
+pub trait MaybeSend {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> MaybeSend for T {}
+
+/// `Sync` natively, nothing on wasm32.
+#[cfg(not(target_arch = "wasm32"))]
+pub trait MaybeSync: Sync {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Sync + ?Sized> MaybeSync for T {}
+/// `Sync` natively, nothing on wasm32.
+#[cfg(target_arch = "wasm32")]
+pub trait MaybeSync {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> MaybeSync for T {}
+
+/// A boxed future that is `Send` exactly when [`MaybeSend`] requires it.
+#[cfg(not(target_arch = "wasm32"))]
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed future that is `Send` exactly when [`MaybeSend`] requires it.
+#[cfg(target_arch = "wasm32")]
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Milliseconds since the Unix epoch.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Milliseconds since the Unix epoch.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn now_ms() -> u64 {
+    // Date.now() is a non-negative integer well below 2^53.
+    js_sys::Date::now() as u64
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    // RandomState is seeded from the OS once per process; the counter and clock make each id distinct.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u64(now_ms());
+    h.finish()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn random_u64() -> u64 {
+    // Run ids need uniqueness, not secrecy; Math.random is available in every JS host.
+    let hi = (js_sys::Math::random() * 4_294_967_296.0) as u64;
+    let lo = (js_sys::Math::random() * 4_294_967_296.0) as u64;
+    (hi << 32) | lo
+}
+
+/// A fresh 128-bit run id as 32 hex digits.
+pub(crate) fn new_run_id() -> String {
+    format!("{:016x}{:016x}", random_u64(), random_u64())
+}
