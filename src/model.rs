@@ -222,3 +222,13 @@ impl Model for ScriptedModel {
         std::future::ready(result)
     }
 }
+
+/// Share one model between agents (or keep a handle to inspect it).
+impl<M: Model> Model for std::sync::Arc<M> {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        (**self).complete(request)
+    }
+}

@@ -1,0 +1,187 @@
+//! Test doubles: a model that checks every request is provider-valid and records it, and counting tools.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use resumable_agent::{
+    Agent, AgentBuilder, ContentBlock, InterruptError, MaybeSend, Message, Model, ModelError,
+    ModelRequest, ModelResponse, Role, ToolError, tool,
+};
+use serde_json::{Value, json};
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    pollster::block_on(f)
+}
+
+/// Asserts what every provider requires: each tool_use answered by exactly one tool_result in the
+/// next (user) message, no stray results, and no unanswered calls at the end.
+pub fn assert_provider_valid(messages: &[Message]) {
+    for (i, m) in messages.iter().enumerate() {
+        let calls: Vec<&str> = m.tool_uses().map(|u| u.id.as_str()).collect();
+        let results_here: Vec<&str> = m.tool_results().map(|r| r.tool_use_id.as_str()).collect();
+        if !results_here.is_empty() {
+            let prev = &messages[i - 1];
+            let prev_calls: Vec<&str> = prev.tool_uses().map(|u| u.id.as_str()).collect();
+            assert_eq!(
+                m.role,
+                Role::User,
+                "messages[{i}]: tool results outside a user message"
+            );
+            assert_eq!(
+                results_here,
+                prev_calls,
+                "messages[{i}]: results must answer messages[{}] in order",
+                i - 1
+            );
+        }
+        if !calls.is_empty() {
+            let next = messages.get(i + 1).unwrap_or_else(|| {
+                panic!("messages[{i}]: unanswered tool calls sent to the model")
+            });
+            let answered: Vec<&str> = next
+                .tool_results()
+                .map(|r| r.tool_use_id.as_str())
+                .collect();
+            assert_eq!(
+                answered,
+                calls,
+                "messages[{}] must answer every call of messages[{i}]",
+                i + 1
+            );
+        }
+    }
+}
+
+/// A scripted model that validates and records every request.
+#[derive(Default)]
+pub struct TestModel {
+    script: Mutex<VecDeque<Result<ModelResponse, ModelError>>>,
+    pub requests: Mutex<Vec<Vec<Message>>>,
+    pub systems: Mutex<Vec<Option<String>>>,
+}
+
+impl TestModel {
+    pub fn new(script: impl IntoIterator<Item = ModelResponse>) -> Arc<Self> {
+        Arc::new(TestModel {
+            script: Mutex::new(script.into_iter().map(Ok).collect()),
+            ..Default::default()
+        })
+    }
+    pub fn with_results(
+        script: impl IntoIterator<Item = Result<ModelResponse, ModelError>>,
+    ) -> Arc<Self> {
+        Arc::new(TestModel {
+            script: Mutex::new(script.into_iter().collect()),
+            ..Default::default()
+        })
+    }
+    pub fn calls(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+    pub fn last_request(&self) -> Vec<Message> {
+        self.requests
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .expect("the model was never called")
+    }
+}
+
+impl Model for TestModel {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        assert_provider_valid(request.messages);
+        self.requests
+            .lock()
+            .unwrap()
+            .push(request.messages.to_vec());
+        self.systems
+            .lock()
+            .unwrap()
+            .push(request.system.map(str::to_owned));
+        let next = self
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Err(ModelError::ScriptExhausted { len: 0, call: 0 }));
+        std::future::ready(next)
+    }
+}
+
+/// Counts how often each tool ran.
+#[derive(Clone, Default)]
+pub struct Counters {
+    pub lookup: Arc<AtomicUsize>,
+    pub ask: Arc<AtomicUsize>,
+    pub fail: Arc<AtomicUsize>,
+}
+
+impl Counters {
+    pub fn get(c: &Arc<AtomicUsize>) -> usize {
+        c.load(Ordering::SeqCst)
+    }
+}
+
+/// `lookup` returns `{"key": <input.key>, "value": "v-<key>"}`; `ask_user` interrupts with `input.question`;
+/// `fail` fails with "boom: <input.why>".
+pub fn agent_with(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
+    let c = counters.clone();
+    let lookup = tool(
+        "lookup",
+        "Look a key up.",
+        json!({"type": "object"}),
+        move |input: Value, _| {
+            c.lookup.fetch_add(1, Ordering::SeqCst);
+            let key = input["key"].as_str().unwrap_or("").to_owned();
+            async move { Ok(json!({"key": key, "value": format!("v-{key}")})) }
+        },
+    );
+    let c = counters.clone();
+    let ask = tool(
+        "ask_user",
+        "Ask the human.",
+        json!({"type": "object"}),
+        move |input: Value, _| {
+            c.ask.fetch_add(1, Ordering::SeqCst);
+            let q = input["question"].as_str().unwrap_or("?").to_owned();
+            async move { Err::<Value, ToolError>(InterruptError::new(q).into()) }
+        },
+    );
+    let c = counters.clone();
+    let fail = tool(
+        "fail",
+        "Always fails.",
+        json!({"type": "object"}),
+        move |input: Value, _| {
+            c.fail.fetch_add(1, Ordering::SeqCst);
+            let why = input["why"].as_str().unwrap_or("").to_owned();
+            async move { Err::<Value, ToolError>(ToolError::failed(format!("boom: {why}"))) }
+        },
+    );
+    Agent::builder(model)
+        .instructions("Be brief.")
+        .tool(lookup)
+        .tool(ask)
+        .tool(fail)
+}
+
+pub fn call(id: &str, name: &str, input: Value) -> ContentBlock {
+    ContentBlock::ToolUse(resumable_agent::ToolUse {
+        id: id.into(),
+        name: name.into(),
+        input,
+    })
+}
+
+pub fn turn(blocks: Vec<ContentBlock>) -> ModelResponse {
+    ModelResponse {
+        content: blocks,
+        usage: None,
+    }
+}
