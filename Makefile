@@ -26,6 +26,7 @@ test-wasm: tools
 	cargo test --target wasm32-unknown-unknown --features js
 
 test-node: pkg
+	@ln -sfn ../pkg node_modules/resumable-agent  # the tests import the built package by its name
 	node --test tests/node/
 	tsc -p examples/typescript --noEmit
 

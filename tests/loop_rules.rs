@@ -1,5 +1,11 @@
 //! The loop's rules, one test (or a few) per rule, through the public Rust API.
 //! Each runs natively and, compiled to wasm32, in Node under wasm-bindgen-test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
 
 mod common;
 
@@ -451,9 +457,8 @@ fn rule7_malformed_checkpoints_name_the_path_and_run_nothing() {
             "iterations: missing",
         ),
         (
-            format!(
-                r#"{{"messages":[],"iterations":-1,"usage":{{"inputTokens":0,"outputTokens":0}}}}"#
-            ),
+            r#"{"messages":[],"iterations":-1,"usage":{"inputTokens":0,"outputTokens":0}}"#
+                .to_owned(),
             "iterations: expected a non-negative integer, got number",
         ),
         (
