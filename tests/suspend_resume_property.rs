@@ -11,14 +11,9 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-
 use common::*;
 use proptest::prelude::*;
-use resumable_agent::{
-    Agent, AgentError, Checkpoint, InterruptError, Message, ModelResponse, Outcome, ToolError, tool,
-};
+use resumable_agent::{AgentError, Checkpoint, Message, ModelResponse, Outcome};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone)]
@@ -69,100 +64,6 @@ fn responses(script: &[Vec<Call>]) -> Vec<ModelResponse> {
     out
 }
 
-fn answer_for(question: &str) -> String {
-    format!("answer to {question}")
-}
-
-/// The same agent, but `ask_user` answers inline (as if the human were there) instead of pausing.
-fn inline_agent(model: Arc<TestModel>, runs: Arc<Mutex<Vec<String>>>) -> Agent {
-    let r = runs.clone();
-    let lookup = tool(
-        "lookup",
-        "Look a key up.",
-        json!({"type": "object"}),
-        move |input: Value, ctx| {
-            r.lock().unwrap().push(ctx.tool_use_id.to_owned());
-            let key = input["key"].as_str().unwrap_or("").to_owned();
-            async move { Ok(json!({"key": key, "value": format!("v-{key}")})) }
-        },
-    );
-    let ask = tool(
-        "ask_user",
-        "Ask the human.",
-        json!({"type": "object"}),
-        move |input: Value, _| {
-            let q = input["question"].as_str().unwrap_or("?").to_owned();
-            async move { Ok(Value::String(answer_for(&q))) }
-        },
-    );
-    let r = runs.clone();
-    let fail = tool(
-        "fail",
-        "Always fails.",
-        json!({"type": "object"}),
-        move |input: Value, ctx| {
-            r.lock().unwrap().push(ctx.tool_use_id.to_owned());
-            let why = input["why"].as_str().unwrap_or("").to_owned();
-            async move { Err::<Value, ToolError>(ToolError::failed(format!("boom: {why}"))) }
-        },
-    );
-    Agent::builder(model)
-        .instructions("Be brief.")
-        .tool(lookup)
-        .tool(ask)
-        .tool(fail)
-        .max_iterations(50)
-        .build()
-        .unwrap()
-}
-
-fn pausing_agent(
-    model: Arc<TestModel>,
-    runs: Arc<Mutex<Vec<String>>>,
-    asks: Arc<AtomicUsize>,
-) -> Agent {
-    let r = runs.clone();
-    let lookup = tool(
-        "lookup",
-        "Look a key up.",
-        json!({"type": "object"}),
-        move |input: Value, ctx| {
-            r.lock().unwrap().push(ctx.tool_use_id.to_owned());
-            let key = input["key"].as_str().unwrap_or("").to_owned();
-            async move { Ok(json!({"key": key, "value": format!("v-{key}")})) }
-        },
-    );
-    let ask = tool(
-        "ask_user",
-        "Ask the human.",
-        json!({"type": "object"}),
-        move |input: Value, _| {
-            asks.fetch_add(1, Ordering::SeqCst);
-            let q = input["question"].as_str().unwrap_or("?").to_owned();
-            async move { Err::<Value, ToolError>(InterruptError::new(q).into()) }
-        },
-    );
-    let r = runs.clone();
-    let fail = tool(
-        "fail",
-        "Always fails.",
-        json!({"type": "object"}),
-        move |input: Value, ctx| {
-            r.lock().unwrap().push(ctx.tool_use_id.to_owned());
-            let why = input["why"].as_str().unwrap_or("").to_owned();
-            async move { Err::<Value, ToolError>(ToolError::failed(format!("boom: {why}"))) }
-        },
-    );
-    Agent::builder(model)
-        .instructions("Be brief.")
-        .tool(lookup)
-        .tool(ask)
-        .tool(fail)
-        .max_iterations(50)
-        .build()
-        .unwrap()
-}
-
 fn through_json(cp: &Checkpoint) -> Checkpoint {
     // Through a generic JSON value too, as a JS host would do with JSON.parse/JSON.stringify.
     let value: Value = serde_json::from_str(&cp.to_json()).unwrap();
@@ -181,9 +82,9 @@ proptest! {
         let all = responses(&script);
 
         // Uninterrupted: the human answers inline.
-        let inline_runs = Arc::new(Mutex::new(Vec::new()));
+        let inline_counters = Counters::default();
         let inline_model = TestModel::new(all.clone());
-        let expected = block_on(inline_agent(inline_model.clone(), inline_runs.clone()).prompt("start"))
+        let expected = block_on(agent_answering_inline(inline_model.clone(), &inline_counters).max_iterations(50).build().unwrap().prompt("start"))
             .unwrap()
             .assert_complete()
             .unwrap();
@@ -195,9 +96,9 @@ proptest! {
             script_with_failure.insert(at, Err(resumable_agent::ModelError::Failed { name: None, message: "transient".into() }));
         }
         let model = TestModel::with_results(script_with_failure);
-        let runs = Arc::new(Mutex::new(Vec::new()));
-        let asks = Arc::new(AtomicUsize::new(0));
-        let mut result = block_on(pausing_agent(model.clone(), runs.clone(), asks.clone()).prompt("start"));
+        let counters = Counters::default();
+        let fresh_agent = || agent_with(model.clone(), &counters).max_iterations(50).build().unwrap();
+        let mut result = block_on(fresh_agent().prompt("start"));
         let mut pauses = 0;
         let mut rounds = 0;
         let done = loop {
@@ -208,12 +109,10 @@ proptest! {
                 Ok(Outcome::Interrupted(p)) => {
                     pauses += 1;
                     let answer = answer_for(&p.question);
-                    let fresh = pausing_agent(model.clone(), runs.clone(), asks.clone());
-                    result = block_on(fresh.resume(through_json(&p.checkpoint), &answer));
+                    result = block_on(fresh_agent().resume(through_json(&p.checkpoint), &answer));
                 }
                 Err(AgentError::Model { checkpoint, .. }) => {
-                    let fresh = pausing_agent(model.clone(), runs.clone(), asks.clone());
-                    result = block_on(fresh.resume(through_json(&checkpoint), ""));
+                    result = block_on(fresh_agent().resume(through_json(&checkpoint), ""));
                 }
                 Err(other) => panic!("unexpected error {other:?}"),
             }
@@ -224,10 +123,10 @@ proptest! {
         prop_assert_eq!(done.iterations(), expected.iterations());
         prop_assert_eq!(done.usage(), expected.usage());
         // Every side-effecting call ran exactly once, in the same order.
-        prop_assert_eq!(runs.lock().unwrap().clone(), inline_runs.lock().unwrap().clone());
+        prop_assert_eq!(counters.ran.lock().unwrap().clone(), inline_counters.ran.lock().unwrap().clone());
         let asks_in_script = script.iter().flatten().filter(|c| matches!(c, Call::Ask)).count();
         prop_assert_eq!(pauses, asks_in_script);
-        prop_assert_eq!(asks.load(Ordering::SeqCst), asks_in_script);
+        prop_assert_eq!(Counters::get(&counters.ask), asks_in_script);
         // The model saw the same conversations (a model error retries the same request).
         let mut seen = model.requests.lock().unwrap().clone();
         seen.dedup();

@@ -119,12 +119,13 @@ impl Model for TestModel {
     }
 }
 
-/// Counts how often each tool ran.
+/// Counts how often each tool ran, and the order in which side-effecting calls (lookup, fail) ran.
 #[derive(Clone, Default)]
 pub struct Counters {
     pub lookup: Arc<AtomicUsize>,
     pub ask: Arc<AtomicUsize>,
     pub fail: Arc<AtomicUsize>,
+    pub ran: Arc<Mutex<Vec<String>>>,
 }
 
 impl Counters {
@@ -133,16 +134,31 @@ impl Counters {
     }
 }
 
+/// The human's answer to `question` when `ask_user` answers inline.
+pub fn answer_for(question: &str) -> String {
+    format!("answer to {question}")
+}
+
 /// `lookup` returns `{"key": <input.key>, "value": "v-<key>"}`; `ask_user` interrupts with `input.question`;
 /// `fail` fails with "boom: <input.why>".
 pub fn agent_with(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
+    agent_asking(model, counters, false)
+}
+
+/// As [`agent_with`], but `ask_user` returns [`answer_for`] at once instead of pausing.
+pub fn agent_answering_inline(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
+    agent_asking(model, counters, true)
+}
+
+fn agent_asking(model: Arc<TestModel>, counters: &Counters, inline: bool) -> AgentBuilder {
     let c = counters.clone();
     let lookup = tool(
         "lookup",
         "Look a key up.",
         json!({"type": "object"}),
-        move |input: Value, _| {
+        move |input: Value, ctx| {
             c.lookup.fetch_add(1, Ordering::SeqCst);
+            c.ran.lock().unwrap().push(ctx.tool_use_id.to_owned());
             let key = input["key"].as_str().unwrap_or("").to_owned();
             async move { Ok(json!({"key": key, "value": format!("v-{key}")})) }
         },
@@ -155,7 +171,13 @@ pub fn agent_with(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
         move |input: Value, _| {
             c.ask.fetch_add(1, Ordering::SeqCst);
             let q = input["question"].as_str().unwrap_or("?").to_owned();
-            async move { Err::<Value, ToolError>(InterruptError::new(q).into()) }
+            async move {
+                if inline {
+                    Ok(Value::String(answer_for(&q)))
+                } else {
+                    Err::<Value, ToolError>(InterruptError::new(q).into())
+                }
+            }
         },
     );
     let c = counters.clone();
@@ -163,8 +185,9 @@ pub fn agent_with(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
         "fail",
         "Always fails.",
         json!({"type": "object"}),
-        move |input: Value, _| {
+        move |input: Value, ctx| {
             c.fail.fetch_add(1, Ordering::SeqCst);
+            c.ran.lock().unwrap().push(ctx.tool_use_id.to_owned());
             let why = input["why"].as_str().unwrap_or("").to_owned();
             async move { Err::<Value, ToolError>(ToolError::failed(format!("boom: {why}"))) }
         },
