@@ -127,7 +127,11 @@ export type ScriptedResponse =
   | string
   | ((request: ModelRequest) => ModelResponse | string | Promise<ModelResponse | string>);
 
-/** Plays `responses` back in order; throws a clear error when the script runs out. For tests and demos. */
+/**
+ * Plays `responses` back, for tests and demos: response k answers a conversation holding k assistant
+ * messages, so a resumed run (another process, Worker instance or tab) gets the same answers.
+ * Throws a clear error when the script runs out.
+ */
 export function scriptedModel(responses: ScriptedResponse[]): Model;
 
 // ---- tools ---------------------------------------------------------------------------------------------

@@ -72,15 +72,15 @@ pub enum ModelError {
         /// What is wrong.
         problem: String,
     },
-    /// A [`ScriptedModel`](crate::ScriptedModel) was called more times than it has responses.
+    /// A [`ScriptedModel`](crate::ScriptedModel) was asked for a turn its script does not have.
     #[error(
-        "scripted model: the script has {len} responses but the model was called a {call}th time; add a response to the script"
+        "scripted model: the script has {len} responses but the conversation asks for assistant turn {turn}; add a response to the script"
     )]
     ScriptExhausted {
         /// Responses in the script.
         len: usize,
-        /// 1-based number of the call that found nothing.
-        call: usize,
+        /// 1-based number of the assistant turn asked for.
+        turn: usize,
     },
 }
 

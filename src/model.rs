@@ -1,7 +1,6 @@
 //! The model contract: one request with the whole conversation in, one assistant turn out.
 
 use std::future::Future;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -155,7 +154,11 @@ enum Scripted {
     Computed(ScriptFn),
 }
 
-/// A model that plays back a script, one response per call, for tests and demos.
+/// A model that plays back a script, for tests and demos.
+///
+/// Response *k* answers a conversation that holds *k* assistant messages, so the script depends only on
+/// the history it is shown: a run resumed in another process, Worker instance or tab gets the same
+/// answers as one that never stopped, and retrying a failed call gets the same response.
 ///
 /// ```
 /// use resumable_agent::{Agent, ModelResponse, ScriptedModel};
@@ -167,7 +170,6 @@ enum Scripted {
 /// ```
 pub struct ScriptedModel {
     script: Vec<Scripted>,
-    next: Mutex<usize>,
 }
 
 impl ScriptedModel {
@@ -175,7 +177,6 @@ impl ScriptedModel {
     pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
         ScriptedModel {
             script: responses.into_iter().map(Scripted::Fixed).collect(),
-            next: Mutex::new(0),
         }
     }
 
@@ -193,16 +194,6 @@ impl ScriptedModel {
         self.script.push(Scripted::Fixed(response));
         self
     }
-
-    fn take_turn(&self) -> usize {
-        let mut next = self
-            .next
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let turn = *next;
-        *next = turn.saturating_add(1);
-        turn
-    }
 }
 
 impl Model for ScriptedModel {
@@ -210,13 +201,17 @@ impl Model for ScriptedModel {
         &'a self,
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
-        let turn = self.take_turn();
+        let turn = request
+            .messages
+            .iter()
+            .filter(|m| m.role == crate::message::Role::Assistant)
+            .count();
         let result = match self.script.get(turn) {
             Some(Scripted::Fixed(r)) => Ok(r.clone()),
             Some(Scripted::Computed(f)) => Ok(f(&request)),
             None => Err(ModelError::ScriptExhausted {
                 len: self.script.len(),
-                call: turn.saturating_add(1),
+                turn: turn.saturating_add(1),
             }),
         };
         std::future::ready(result)

@@ -754,3 +754,54 @@ fn config_errors_are_clear() {
         r#"invalid agent config: tools[3].name: "lookup" is used by an earlier tool"#
     );
 }
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn scripted_model_answers_by_conversation_turn_so_a_fresh_instance_resumes_correctly() {
+    use resumable_agent::{Agent, ScriptedModel};
+    let script = || {
+        ScriptedModel::new([turn(vec![call(
+            "q",
+            "ask_user",
+            json!({"question": "Name?"}),
+        )])])
+        .then(|req| {
+            ModelResponse::text(format!(
+                "Hi {}",
+                req.messages
+                    .last()
+                    .unwrap()
+                    .tool_results()
+                    .next()
+                    .unwrap()
+                    .content
+            ))
+        })
+    };
+    let build = |model: ScriptedModel| {
+        let ask = resumable_agent::tool(
+            "ask_user",
+            "Ask.",
+            json!({"type": "object"}),
+            |input, _| async move {
+                Err(resumable_agent::InterruptError::new(
+                    input["question"].as_str().unwrap_or_default(),
+                )
+                .into())
+            },
+        );
+        Agent::builder(model).tool(ask).build().unwrap()
+    };
+    let paused = block_on(build(script()).prompt("hello")).unwrap();
+    // A new model instance, as in a new Worker instance: it picks the turn from the history.
+    let done = block_on(build(script()).resume(roundtrip(paused.checkpoint()), "Ada"))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "Hi Ada");
+    let err = block_on(build(script()).resume(done.checkpoint, "again")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "scripted model: the script has 2 responses but the conversation asks for assistant turn 3; add a response to the script"
+    );
+}

@@ -1,5 +1,5 @@
 // The agent used by every step of the demo. Nothing here survives between processes except checkpoint.json.
-import { defineTool, InterruptError } from 'resumable-agent';
+import { defineTool, InterruptError, scriptedModel } from 'resumable-agent';
 
 const askUser = defineTool({
   name: 'ask_user',
@@ -17,18 +17,7 @@ const estimate = defineTool({
   handle: ({ tasks }) => ({ weeks: tasks.length * 2, tasks }),
 });
 
-// A scripted stand-in for a real model. It picks its turn from the conversation it is shown (not from a
-// counter in memory), so it behaves the same in whichever process resumes the run.
-const script = [
-  () => ({ content: [{ type: 'text', text: 'Let me find out what we are building.' },
-    { type: 'tool_use', id: 'call_1', name: 'ask_user', input: { question: 'What are you building?' } }] }),
-  (req) => ({ content: [
-    { type: 'tool_use', id: 'call_2', name: 'estimate', input: { tasks: ['design', 'build', 'test', answerTo(req, 'call_1')] } },
-    { type: 'tool_use', id: 'call_3', name: 'ask_user', input: { question: 'What is your deadline?' } }] }),
-  (req) => ({ content: [{ type: 'text', text:
-    `Plan for "${answerTo(req, 'call_1')}": ${JSON.parse(answerTo(req, 'call_2')).weeks} weeks of work, due ${answerTo(req, 'call_3')}.` }] }),
-];
-
+/** The content of the tool result answering call `id`. */
 function answerTo(request, id) {
   for (const m of request.messages) {
     if (!Array.isArray(m.content)) continue;
@@ -37,15 +26,23 @@ function answerTo(request, id) {
   throw new Error(`no result for ${id}`);
 }
 
-async function demoModel(request) {
-  const turn = request.messages.filter((m) => m.role === 'assistant').length;
-  const next = script[turn];
-  if (!next) throw new Error(`demo model: no scripted turn ${turn + 1}`);
-  return { ...next(request), usage: { inputTokens: 100 * (turn + 1), outputTokens: 20 } };
-}
+// A scripted stand-in for a real model. scriptedModel picks each turn from the conversation it is shown,
+// not from a counter in memory, so it answers the same in whichever process resumes the run.
+const model = scriptedModel([
+  { content: [{ type: 'text', text: 'Let me find out what we are building.' },
+    { type: 'tool_use', id: 'call_1', name: 'ask_user', input: { question: 'What are you building?' } }],
+    usage: { inputTokens: 100, outputTokens: 20 } },
+  (req) => ({ content: [
+    { type: 'tool_use', id: 'call_2', name: 'estimate', input: { tasks: ['design', 'build', 'test', answerTo(req, 'call_1')] } },
+    { type: 'tool_use', id: 'call_3', name: 'ask_user', input: { question: 'What is your deadline?' } }],
+    usage: { inputTokens: 200, outputTokens: 20 } }),
+  (req) => ({ content: [{ type: 'text', text:
+    `Plan for "${answerTo(req, 'call_1')}": ${JSON.parse(answerTo(req, 'call_2')).weeks} weeks of work, due ${answerTo(req, 'call_3')}.` }],
+    usage: { inputTokens: 300, outputTokens: 20 } }),
+]);
 
 export const agentConfig = {
   instructions: 'You are a helpful planner. Ask the user for any missing information.',
   tools: [askUser, estimate],
-  model: demoModel,
+  model,
 };

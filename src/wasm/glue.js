@@ -179,19 +179,19 @@ export function defineTool(def) {
 }
 
 /**
- * A model that plays back `responses` in order (each a response, a string for a text answer, or a
- * function of the request), and throws a clear error when the script runs out.
+ * A model that plays back `responses` (each a response, a string for a text answer, or a function of the
+ * request). Response k answers a conversation holding k assistant messages, so a run resumed in another
+ * process, Worker instance or tab gets the same answers; it throws a clear error when the script runs out.
  */
 export function scriptedModel(responses) {
   if (!Array.isArray(responses)) throw new ConfigError(`scriptedModel(responses): expected an array, got ${describeValue(responses)}`);
   const script = [...responses];
-  let calls = 0;
   return async function scripted(request) {
-    calls += 1;
-    if (calls > script.length) {
-      throw new Error(`scriptedModel: the script has ${script.length} responses but the model was called a ${calls}th time; add a response to the script`);
+    const turn = request.messages.filter((m) => m.role === 'assistant').length;
+    if (turn >= script.length) {
+      throw new Error(`scriptedModel: the script has ${script.length} responses but the conversation asks for assistant turn ${turn + 1}; add a response to the script`);
     }
-    let r = script[calls - 1];
+    let r = script[turn];
     if (typeof r === 'function') r = await r(request);
     return typeof r === 'string' ? { content: [{ type: 'text', text: r }] } : r;
   };

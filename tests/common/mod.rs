@@ -114,7 +114,7 @@ impl Model for TestModel {
             .lock()
             .unwrap()
             .pop_front()
-            .unwrap_or(Err(ModelError::ScriptExhausted { len: 0, call: 0 }));
+            .unwrap_or(Err(ModelError::ScriptExhausted { len: 0, turn: 0 }));
         std::future::ready(next)
     }
 }

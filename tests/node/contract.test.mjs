@@ -342,7 +342,7 @@ describe('helpers and config', () => {
     assert.equal(assertComplete(done), done);
   });
 
-  test('scriptedModel: strings, functions of the request, and a clear error when it runs out', async () => {
+  test('scriptedModel: strings, functions of the request, keyed on the conversation, and a clear error when it runs out', async () => {
     const model = scriptedModel(['one', (req) => `you said ${req.messages.at(-1).content}`]);
     const cfg = { model };
     const r1 = await agent(cfg).prompt('a');
@@ -350,8 +350,10 @@ describe('helpers and config', () => {
     assert.equal(r2.text, 'you said b');
     const err = await agent(cfg).resume(r2.checkpoint, 'c').catch((e) => e);
     assert.ok(err instanceof ModelError);
-    assert.match(err.message, /scriptedModel: the script has 2 responses but the model was called a 3th time/);
+    assert.match(err.message, /scriptedModel: the script has 2 responses but the conversation asks for assistant turn 3/);
     assert.equal(err.checkpoint.messages.at(-1).content, 'c', 'the new user turn is kept');
+    // A second run with the same model starts at the top of the script again.
+    assert.equal((await agent(cfg).prompt('again')).text, 'one');
   });
 
   test('schema builder: every field kind, required, describe, nested; JSON Schema objects pass through', () => {
