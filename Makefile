@@ -17,7 +17,7 @@ pkg: tools
 lint: tools
 	cargo fmt --all -- --check
 	cargo clippy --all-targets -- -D warnings
-	cargo clippy --target wasm32-unknown-unknown --features js --lib -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --features js,kv --lib -- -D warnings
 
 test-native: tools
 	cargo test

@@ -6,6 +6,7 @@ export {
   assertComplete,
   scriptedModel,
   memorySaver,
+  kvSaver,
   InterruptError,
   AgentError,
   CheckpointError,
@@ -13,4 +14,7 @@ export {
   MaxIterationsError,
   ModelError,
   RunInterruptedError,
+  SessionNotFoundError,
+  SessionBusyError,
+  SaverError,
 } from './resumable_agent.js';

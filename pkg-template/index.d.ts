@@ -220,6 +220,27 @@ export interface AgentRunner {
    * call's result; otherwise a non-empty answer is a new user turn and an empty one continues as is.
    */
   resume(checkpoint: Checkpoint | string, answer?: string): Promise<AgentResponse | InterruptedResponse>;
+  /**
+   * The conversation stored under `id` in `saver`: each call loads the checkpoint, runs, and saves it if
+   * paused (or failed after progress); on completion it is deleted, or kept with `keepCompleted: true`.
+   */
+  session(saver: Saver, id: string, options?: SessionOptions): Session;
+}
+
+export interface SessionOptions {
+  /** Keep the checkpoint when the run completes, to continue the conversation later (default false). */
+  keepCompleted?: boolean;
+}
+
+export interface Session {
+  readonly id: string;
+  /**
+   * Starts the session, or continues a completed, kept one with a new user message.
+   * Throws SessionBusyError when it waits for an answer.
+   */
+  prompt(message: string): Promise<AgentResponse | InterruptedResponse>;
+  /** Answers the pending question. Throws SessionNotFoundError when nothing is saved under the id. */
+  reply(answer: string): Promise<AgentResponse | InterruptedResponse>;
 }
 
 /** Creates an agent. Throws ConfigError for an unusable config. */
@@ -237,6 +258,32 @@ export interface Saver {
 
 /** An in-memory saver that stores copies and refuses invalid checkpoints. */
 export function memorySaver(): Saver;
+
+/** The part of a Workers KV namespace binding a saver uses (`env.MY_KV` satisfies it). */
+export interface KVNamespaceLike {
+  get(key: string): Promise<string | null>;
+  put(key: string, value: string, options?: { metadata?: unknown; expirationTtl?: number }): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(options?: { prefix?: string; cursor?: string }): Promise<{
+    keys: { name: string; metadata?: unknown }[];
+    list_complete: boolean;
+    cursor?: string;
+  }>;
+}
+
+export interface KvSaverOptions {
+  /** Prepended to every key, e.g. "session:"; `list` only sees keys under it. */
+  prefix?: string;
+  /** Seconds until a saved checkpoint expires (at least 60). */
+  expirationTtl?: number;
+}
+
+/**
+ * Checkpoints in Workers KV: one value per key (the checkpoint's JSON), its summary in the key's metadata
+ * so `list` reads no values. Keys over 512 bytes and values over 25 MiB are refused before writing
+ * (SaverError with code KEY_LENGTH / TOO_LARGE).
+ */
+export function kvSaver(namespace: KVNamespaceLike, options?: KvSaverOptions): Saver;
 
 // ---- errors ----------------------------------------------------------------------------------------------
 
@@ -270,6 +317,24 @@ export class ModelError extends AgentError {
   /** The run before the failed call: resume it with `''` once the model works again. */
   readonly checkpoint: Checkpoint;
   /** What the model function threw, if it threw. */
+  readonly cause?: unknown;
+}
+
+/** session.reply() found nothing saved under the id. */
+export class SessionNotFoundError extends AgentError {
+  readonly sessionId: string;
+}
+
+/** session.prompt() found the session waiting for an answer. */
+export class SessionBusyError extends AgentError {
+  readonly sessionId: string;
+  readonly question: string;
+}
+
+/** A saver failed. In a session, `checkpoint` holds the run that could not be saved. */
+export class SaverError extends AgentError {
+  readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION';
+  readonly checkpoint?: Checkpoint;
   readonly cause?: unknown;
 }
 

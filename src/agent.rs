@@ -46,8 +46,8 @@ pub(crate) struct AgentConfig {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Agent {
-    config: AgentConfig,
-    model: Box<dyn DynModel>,
+    pub(crate) config: AgentConfig,
+    pub(crate) model: Box<dyn DynModel>,
 }
 
 /// Builds an [`Agent`].
@@ -83,11 +83,7 @@ impl Agent {
     ///
     /// # Errors
     /// [`AgentError::Checkpoint`] before anything runs; then as [`Agent::prompt`].
-    pub async fn resume(
-        &self,
-        checkpoint: Checkpoint,
-        answer: &str,
-    ) -> Result<Outcome, AgentError> {
+    pub async fn resume(&self, checkpoint: Checkpoint, answer: &str) -> Result<Outcome, AgentError> {
         let run = Run::resume(checkpoint, answer, self.config.max_iterations, new_run_id)?;
         drive(&self.config, &*self.model, run).await
     }
@@ -161,17 +157,11 @@ impl AgentConfig {
 }
 
 /// Runs the state machine to its next stop, doing the I/O it asks for.
-pub(crate) async fn drive(
-    config: &AgentConfig,
-    model: &dyn DynModel,
-    mut run: Run,
-) -> Result<Outcome, AgentError> {
+pub(crate) async fn drive(config: &AgentConfig, model: &dyn DynModel, mut run: Run) -> Result<Outcome, AgentError> {
     loop {
         match run.next() {
             Step::CallModel => {
-                let reply = model
-                    .complete_dyn(config.request(&run.checkpoint().messages))
-                    .await;
+                let reply = model.complete_dyn(config.request(&run.checkpoint().messages)).await;
                 if let Err(source) = reply.and_then(|response| run.model_replied(response)) {
                     run.touch(now_ms());
                     return Err(AgentError::Model {
@@ -209,11 +199,7 @@ pub(crate) async fn drive(
     }
 }
 
-async fn call_tool(
-    config: &AgentConfig,
-    run_id: &str,
-    call: &crate::message::ToolUse,
-) -> ToolOutcome {
+async fn call_tool(config: &AgentConfig, run_id: &str, call: &crate::message::ToolUse) -> ToolOutcome {
     let found = config.definitions.iter().position(|d| d.name == call.name);
     let Some(tool) = found.and_then(|i| config.tools.get(i)) else {
         let known: Vec<&str> = config.definitions.iter().map(|d| d.name.as_str()).collect();

@@ -124,9 +124,7 @@ impl Checkpoint {
             Ok(raw) => raw.into_checkpoint(),
             Err(fast) => {
                 let value: Value =
-                    serde_json::from_str(json).map_err(|e| CheckpointError::Json {
-                        message: e.to_string(),
-                    })?;
+                    serde_json::from_str(json).map_err(|e| CheckpointError::Json { message: e.to_string() })?;
                 explain(&value)?;
                 Err(CheckpointError::at("checkpoint", fast.to_string()))
             }
@@ -195,9 +193,7 @@ impl Checkpoint {
             let calls: Vec<&ToolUse> = m.tool_uses().collect();
             if i == last || calls.is_empty() {
                 // Results must answer the previous assistant turn; checked from that turn's side below.
-                if m.tool_results().next().is_some()
-                    && (i == 0 || !prev_has_calls(&self.messages, i))
-                {
+                if m.tool_results().next().is_some() && (i == 0 || !prev_has_calls(&self.messages, i)) {
                     let j = first_result_index(m);
                     return Err(CheckpointError::at(
                         format!("messages[{i}].content[{j}]"),
@@ -274,12 +270,7 @@ impl Checkpoint {
                     ),
                 ));
             }
-            if self
-                .tool_results
-                .iter()
-                .take(k)
-                .any(|p| p.tool_use_id == r.tool_use_id)
-            {
+            if self.tool_results.iter().take(k).any(|p| p.tool_use_id == r.tool_use_id) {
                 return Err(CheckpointError::at(
                     path,
                     format!("{:?} is answered twice", r.tool_use_id),
@@ -295,10 +286,7 @@ impl Raw {
         let legacy = self.version.is_none();
         if let Some(v) = self.version {
             if v == 0 {
-                return Err(CheckpointError::at(
-                    "version",
-                    "expected a positive integer, got 0",
-                ));
+                return Err(CheckpointError::at("version", "expected a positive integer, got 0"));
             }
             if v > u64::from(CHECKPOINT_VERSION) {
                 return Err(CheckpointError::UnsupportedVersion {
@@ -336,10 +324,7 @@ fn repair_legacy(messages: &mut [Message]) {
         let (Some(prev), Some(next)) = (before.last(), after.first_mut()) else {
             continue;
         };
-        if prev.role != Role::Assistant
-            || next.role != Role::User
-            || next.tool_results().next().is_none()
-        {
+        if prev.role != Role::Assistant || next.role != Role::User || next.tool_results().next().is_none() {
             continue;
         }
         let answered: Vec<String> = next.tool_results().map(|r| r.tool_use_id.clone()).collect();
@@ -367,7 +352,9 @@ fn repair_legacy(messages: &mut [Message]) {
 pub(crate) fn lost_result(id: &str) -> ToolResult {
     ToolResult {
         tool_use_id: id.to_owned(),
-        content: "this tool call's result was not saved in the checkpoint; it is not repeated, to avoid running it twice".to_owned(),
+        content:
+            "this tool call's result was not saved in the checkpoint; it is not repeated, to avoid running it twice"
+                .to_owned(),
         is_error: true,
     }
 }
@@ -396,21 +383,12 @@ fn check_blocks(m: &Message, i: usize) -> Result<(), CheckpointError> {
                     ));
                 }
                 if u.id.is_empty() {
-                    return Err(CheckpointError::at(
-                        format!("messages[{i}].content[{j}].id"),
-                        "empty",
-                    ));
+                    return Err(CheckpointError::at(format!("messages[{i}].content[{j}].id"), "empty"));
                 }
-                if m.tool_uses()
-                    .take_while(|p| !std::ptr::eq(*p, u))
-                    .any(|p| p.id == u.id)
-                {
+                if m.tool_uses().take_while(|p| !std::ptr::eq(*p, u)).any(|p| p.id == u.id) {
                     return Err(CheckpointError::at(
                         format!("messages[{i}].content[{j}].id"),
-                        format!(
-                            "{:?} is used by an earlier tool call of the same message",
-                            u.id
-                        ),
+                        format!("{:?} is used by an earlier tool call of the same message", u.id),
                     ));
                 }
             }
@@ -440,11 +418,7 @@ fn check_pairing<'a>(
                 format!("{:?} answers no tool call of messages[{i}]", r.tool_use_id),
             ));
         }
-        if results
-            .iter()
-            .take(k)
-            .any(|p| p.tool_use_id == r.tool_use_id)
-        {
+        if results.iter().take(k).any(|p| p.tool_use_id == r.tool_use_id) {
             return Err(CheckpointError::at(
                 format!("{answer_path}.content[{k}].toolUseId"),
                 format!("{:?} is answered twice", r.tool_use_id),
@@ -479,18 +453,11 @@ fn expected(path: &str, what: &str, got: &Value) -> CheckpointError {
     CheckpointError::at(path, format!("expected {what}, got {}", kind(got)))
 }
 
-fn obj<'a>(
-    v: &'a Value,
-    path: &str,
-) -> Result<&'a serde_json::Map<String, Value>, CheckpointError> {
+fn obj<'a>(v: &'a Value, path: &str) -> Result<&'a serde_json::Map<String, Value>, CheckpointError> {
     v.as_object().ok_or_else(|| expected(path, "an object", v))
 }
 
-fn required<'a>(
-    o: &'a serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> Result<&'a Value, CheckpointError> {
+fn required<'a>(o: &'a serde_json::Map<String, Value>, key: &str, path: &str) -> Result<&'a Value, CheckpointError> {
     o.get(key)
         .ok_or_else(|| CheckpointError::at(join(path, key), "missing"))
 }
@@ -503,12 +470,7 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-fn string(
-    o: &serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-    optional: bool,
-) -> Result<(), CheckpointError> {
+fn string(o: &serde_json::Map<String, Value>, key: &str, path: &str, optional: bool) -> Result<(), CheckpointError> {
     match o.get(key) {
         None | Some(Value::Null) if optional => Ok(()),
         None => Err(CheckpointError::at(join(path, key), "missing")),
@@ -520,10 +482,7 @@ fn string(
 fn count(v: &Value, path: &str, max: u64) -> Result<(), CheckpointError> {
     match v.as_u64() {
         Some(n) if n <= max => Ok(()),
-        Some(n) => Err(CheckpointError::at(
-            path,
-            format!("{n} is too large (at most {max})"),
-        )),
+        Some(n) => Err(CheckpointError::at(path, format!("{n} is too large (at most {max})"))),
         None => Err(expected(path, "a non-negative integer", v)),
     }
 }
@@ -548,18 +507,10 @@ fn explain(v: &Value) -> Result<(), CheckpointError> {
     for (i, m) in messages.iter().enumerate() {
         explain_message(m, &format!("messages[{i}]"))?;
     }
-    count(
-        required(root, "iterations", "")?,
-        "iterations",
-        u64::from(u32::MAX),
-    )?;
+    count(required(root, "iterations", "")?, "iterations", u64::from(u32::MAX))?;
     let usage = obj(required(root, "usage", "")?, "usage")?;
     for key in ["inputTokens", "outputTokens"] {
-        count(
-            required(usage, key, "usage")?,
-            &join("usage", key),
-            u64::MAX,
-        )?;
+        count(required(usage, key, "usage")?, &join("usage", key), u64::MAX)?;
     }
     for key in ["pendingToolUseId", "question", "runId"] {
         string(root, key, "", true)?;
@@ -574,10 +525,7 @@ fn explain(v: &Value) -> Result<(), CheckpointError> {
             .as_array()
             .ok_or_else(|| expected("toolResults", "an array", results))?;
         for (k, r) in results.iter().enumerate() {
-            explain_tool_result(
-                obj(r, &format!("toolResults[{k}]"))?,
-                &format!("toolResults[{k}]"),
-            )?;
+            explain_tool_result(obj(r, &format!("toolResults[{k}]"))?, &format!("toolResults[{k}]"))?;
         }
     }
     Ok(())
@@ -645,10 +593,7 @@ pub(crate) fn explain_blocks(blocks: &[Value], path: &str) -> Result<(), Checkpo
     Ok(())
 }
 
-fn explain_tool_result(
-    o: &serde_json::Map<String, Value>,
-    path: &str,
-) -> Result<(), CheckpointError> {
+fn explain_tool_result(o: &serde_json::Map<String, Value>, path: &str) -> Result<(), CheckpointError> {
     string(o, "toolUseId", path, false)?;
     string(o, "content", path, false)?;
     match o.get("isError") {

@@ -94,6 +94,29 @@ pub enum SaverError {
         /// What the backend said.
         message: String,
     },
+    /// The key is empty or longer than the store allows.
+    #[error("key {key:?} is {bytes} bytes (with its prefix); the store allows 1 to {max}")]
+    KeyLength {
+        /// The key as given (without the saver's prefix).
+        key: String,
+        /// Its length in bytes, prefix included.
+        bytes: usize,
+        /// The store's limit.
+        max: usize,
+    },
+    /// The checkpoint is larger than the store accepts; nothing was written.
+    #[error("checkpoint for key {key:?} is {bytes} bytes; the store accepts at most {max}, so it was not written")]
+    TooLarge {
+        /// The key.
+        key: String,
+        /// The checkpoint's size as JSON.
+        bytes: usize,
+        /// The store's limit.
+        max: usize,
+    },
+    /// A saver option is out of range.
+    #[error("invalid saver option: {0}")]
+    Option(String),
     /// What was stored under `key` is not a valid checkpoint.
     #[error("saved checkpoint {key:?} is invalid: {source}")]
     Corrupt {
@@ -135,6 +158,28 @@ pub enum AgentError {
         /// The run so far.
         checkpoint: Box<Checkpoint>,
     },
+    /// [`Session::reply`](crate::Session::reply) found no saved checkpoint for the session.
+    #[error("session {id:?} not found")]
+    SessionNotFound {
+        /// The session id.
+        id: String,
+    },
+    /// [`Session::prompt`](crate::Session::prompt) found the session paused on a question.
+    #[error("session {id:?} is waiting for an answer to: {question}; reply to it instead of starting over")]
+    SessionBusy {
+        /// The session id.
+        id: String,
+        /// The pending question.
+        question: String,
+    },
+    /// The saver failed. When the run had made progress, `checkpoint` holds it (it was not saved).
+    #[error("saver: {source}")]
+    Saver {
+        /// What went wrong.
+        source: SaverError,
+        /// The run that could not be saved, if any.
+        checkpoint: Option<Box<Checkpoint>>,
+    },
     /// [`Outcome::assert_complete`](crate::Outcome::assert_complete) found a paused run.
     #[error("the run is interrupted, waiting for an answer to: {question}")]
     Interrupted {
@@ -152,7 +197,11 @@ impl AgentError {
             AgentError::MaxIterations { checkpoint, .. }
             | AgentError::Model { checkpoint, .. }
             | AgentError::Interrupted { checkpoint, .. } => Some(checkpoint),
-            AgentError::Checkpoint(_) | AgentError::Config(_) => None,
+            AgentError::Saver { checkpoint, .. } => checkpoint.as_deref(),
+            AgentError::Checkpoint(_)
+            | AgentError::Config(_)
+            | AgentError::SessionNotFound { .. }
+            | AgentError::SessionBusy { .. } => None,
         }
     }
 }

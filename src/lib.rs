@@ -35,6 +35,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `js` | the `#[wasm_bindgen]` API of the npm package (wasm32 only; off for Rust users) |
+//! | `kv` | [`KvSaver`](crate::Saver) over Cloudflare Workers KV, via the `worker` crate (wasm32 only) |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -46,6 +47,7 @@ mod model;
 mod platform;
 mod run;
 mod saver;
+mod session;
 mod tool;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
@@ -57,5 +59,9 @@ pub use error::{AgentError, CheckpointError, ModelError, SaverError};
 pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
 pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, ToolDefinition};
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
-pub use saver::{MemorySaver, SavedCheckpoint, Saver};
+#[cfg(all(target_arch = "wasm32", feature = "kv"))]
+pub use saver::KvSaver;
+pub use saver::kv_rules::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
+pub use saver::{KvOptions, MemorySaver, SavedCheckpoint, Saver};
+pub use session::Session;
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

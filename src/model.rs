@@ -74,10 +74,7 @@ impl ModelResponse {
                 })
             })
             .collect();
-        ModelResponse {
-            content,
-            usage: None,
-        }
+        ModelResponse { content, usage: None }
     }
 
     /// The same response reporting `usage`.
@@ -99,14 +96,10 @@ impl ModelResponse {
                 path: path.to_owned(),
                 problem,
             };
-            let value: Value =
-                serde_json::from_str(json).map_err(|e| invalid("", e.to_string()))?;
-            let content = value.get("content").ok_or_else(|| {
-                invalid(
-                    "content",
-                    "missing (expected an array of content blocks)".into(),
-                )
-            })?;
+            let value: Value = serde_json::from_str(json).map_err(|e| invalid("", e.to_string()))?;
+            let content = value
+                .get("content")
+                .ok_or_else(|| invalid("content", "missing (expected an array of content blocks)".into()))?;
             let blocks = content
                 .as_array()
                 .ok_or_else(|| invalid("content", "expected an array of content blocks".into()))?;
@@ -132,17 +125,11 @@ pub trait Model: MaybeSend + MaybeSync {
 
 /// Object-safe form of [`Model`], implemented for every model.
 pub(crate) trait DynModel: MaybeSend + MaybeSync {
-    fn complete_dyn<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+    fn complete_dyn<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 }
 
 impl<M: Model> DynModel for M {
-    fn complete_dyn<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    fn complete_dyn<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(self.complete(request))
     }
 }
@@ -181,10 +168,7 @@ impl ScriptedModel {
     }
 
     /// Appends a response computed from the request (e.g. to echo a tool result).
-    pub fn then(
-        mut self,
-        f: impl Fn(&ModelRequest<'_>) -> ModelResponse + Send + Sync + 'static,
-    ) -> Self {
+    pub fn then(mut self, f: impl Fn(&ModelRequest<'_>) -> ModelResponse + Send + Sync + 'static) -> Self {
         self.script.push(Scripted::Computed(Box::new(f)));
         self
     }

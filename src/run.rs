@@ -47,10 +47,7 @@ impl Run {
     pub(crate) fn start(message: &str, max_iterations: u32, run_id: String, now: u64) -> Self {
         let mut state = Checkpoint::new(run_id, now);
         state.messages.push(Message::user(message));
-        Run {
-            state,
-            max_iterations,
-        }
+        Run { state, max_iterations }
     }
 
     /// Restores a run and applies the human's answer (rules 3 and 4 of the loop).
@@ -88,10 +85,7 @@ impl Run {
                 "empty, and the answer is empty: there is nothing to resume",
             ));
         }
-        Ok(Run {
-            state,
-            max_iterations,
-        })
+        Ok(Run { state, max_iterations })
     }
 
     pub(crate) fn checkpoint(&self) -> &Checkpoint {
@@ -116,16 +110,8 @@ impl Run {
             return Step::Interrupted(question);
         }
         if let Some(calls) = self.state.open_calls() {
-            let answered: HashSet<&str> = self
-                .state
-                .tool_results
-                .iter()
-                .map(|r| r.tool_use_id.as_str())
-                .collect();
-            if let Some(call) = calls
-                .into_iter()
-                .find(|c| !answered.contains(c.id.as_str()))
-            {
+            let answered: HashSet<&str> = self.state.tool_results.iter().map(|r| r.tool_use_id.as_str()).collect();
+            if let Some(call) = calls.into_iter().find(|c| !answered.contains(c.id.as_str())) {
                 return Step::CallTool(call.clone());
             }
             self.close_turn();
@@ -176,18 +162,14 @@ impl Run {
             match block {
                 ContentBlock::ToolResult(_) => {
                     return Err(invalid(
-                        "tool_result blocks belong in user messages, not in a model response"
-                            .into(),
+                        "tool_result blocks belong in user messages, not in a model response".into(),
                     ));
                 }
                 ContentBlock::ToolUse(u) if u.id.is_empty() => {
                     return Err(invalid("tool_use with an empty id".into()));
                 }
                 ContentBlock::ToolUse(u) if !ids.insert(&u.id) => {
-                    return Err(invalid(format!(
-                        "tool_use id {:?} appears twice in one response",
-                        u.id
-                    )));
+                    return Err(invalid(format!("tool_use id {:?} appears twice in one response", u.id)));
                 }
                 _ => {}
             }
@@ -196,9 +178,7 @@ impl Run {
         if let Some(usage) = response.usage {
             self.state.usage.add(usage);
         }
-        self.state
-            .messages
-            .push(Message::assistant(response.content));
+        self.state.messages.push(Message::assistant(response.content));
         Ok(())
     }
 

@@ -80,22 +80,14 @@ pub trait Tool: MaybeSend + MaybeSync {
 /// Object-safe form of [`Tool`], implemented for every tool.
 pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn definition(&self) -> ToolDefinition;
-    fn call_dyn<'a>(
-        &'a self,
-        input: Value,
-        ctx: ToolContext<'a>,
-    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn call_dyn<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value, ToolError>>;
 }
 
 impl<T: Tool> DynTool for T {
     fn definition(&self) -> ToolDefinition {
         Tool::definition(self)
     }
-    fn call_dyn<'a>(
-        &'a self,
-        input: Value,
-        ctx: ToolContext<'a>,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call_dyn<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(self.call(input, ctx))
     }
 }
@@ -122,12 +114,7 @@ pub struct FnTool<F> {
 /// );
 /// # let _ = ask_user;
 /// ```
-pub fn tool<F, Fut>(
-    name: impl Into<String>,
-    description: impl Into<String>,
-    input_schema: Value,
-    f: F,
-) -> FnTool<F>
+pub fn tool<F, Fut>(name: impl Into<String>, description: impl Into<String>, input_schema: Value, f: F) -> FnTool<F>
 where
     F: Fn(Value, ToolContext<'_>) -> Fut + MaybeSend + MaybeSync,
     Fut: Future<Output = Result<Value, ToolError>> + MaybeSend + 'static,

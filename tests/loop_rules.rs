@@ -1,18 +1,12 @@
 //! The loop's rules, one test (or a few) per rule, through the public Rust API.
 //! Each runs natively and, compiled to wasm32, in Node under wasm-bindgen-test.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // test code
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // test code
 
 mod common;
 
 use common::*;
 use resumable_agent::{
-    AgentError, Checkpoint, CheckpointError, Content, ContentBlock, ModelError, ModelResponse,
-    Outcome, Role,
+    AgentError, Checkpoint, CheckpointError, Content, ContentBlock, ModelError, ModelResponse, Outcome, Role,
 };
 use serde_json::json;
 
@@ -32,33 +26,18 @@ fn result_blocks(m: &resumable_agent::Message) -> Vec<(String, String, bool)> {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn rule1_text_only_completes_with_joined_text_usage_and_one_iteration() {
     let model = TestModel::new([turn(vec![
-        ContentBlock::Text {
-            text: "Hello, ".into(),
-        },
-        ContentBlock::Text {
-            text: "world.".into(),
-        },
+        ContentBlock::Text { text: "Hello, ".into() },
+        ContentBlock::Text { text: "world.".into() },
     ])
     .with_usage(12, 3)]);
-    let agent = agent_with(model.clone(), &Counters::default())
-        .build()
-        .unwrap();
-    let done = block_on(agent.prompt("Hi"))
-        .unwrap()
-        .assert_complete()
-        .unwrap();
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
+    let done = block_on(agent.prompt("Hi")).unwrap().assert_complete().unwrap();
     assert_eq!(done.text, "Hello, world.");
     assert_eq!(done.iterations(), 1);
-    assert_eq!(
-        (done.usage().input_tokens, done.usage().output_tokens),
-        (12, 3)
-    );
+    assert_eq!((done.usage().input_tokens, done.usage().output_tokens), (12, 3));
     assert_eq!(done.messages().len(), 2);
     assert_eq!(done.messages()[0].text(), "Hi");
-    assert_eq!(
-        model.systems.lock().unwrap()[0].as_deref(),
-        Some("Be brief.")
-    );
+    assert_eq!(model.systems.lock().unwrap()[0].as_deref(), Some("Be brief."));
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -78,37 +57,24 @@ fn rule1_calls_run_in_order_and_are_answered_in_one_message_including_errors() {
         ModelResponse::text("All done."),
     ]);
     let agent = agent_with(model.clone(), &counters).build().unwrap();
-    let done = block_on(agent.prompt("Go"))
-        .unwrap()
-        .assert_complete()
-        .unwrap();
+    let done = block_on(agent.prompt("Go")).unwrap().assert_complete().unwrap();
     assert_eq!(done.text, "All done.");
     assert_eq!(done.iterations(), 2);
     let answers = &done.messages()[2];
     assert_eq!(answers.role, Role::User);
     let results = result_blocks(answers);
     assert_eq!(results.len(), 4);
-    assert_eq!(
-        results[0],
-        ("a".into(), r#"{"key":"x","value":"v-x"}"#.into(), false)
-    );
+    assert_eq!(results[0], ("a".into(), r#"{"key":"x","value":"v-x"}"#.into(), false));
     assert_eq!(results[1].0, "b");
     assert!(results[1].2, "an unknown tool is an error result");
-    assert!(
-        results[1].1.contains("unknown tool \"nope\""),
-        "{}",
-        results[1].1
-    );
+    assert!(results[1].1.contains("unknown tool \"nope\""), "{}", results[1].1);
     assert!(
         results[1].1.contains("lookup, ask_user, fail"),
         "lists the tools: {}",
         results[1].1
     );
     assert_eq!(results[2], ("c".into(), "boom: disk".into(), true));
-    assert_eq!(
-        results[3],
-        ("d".into(), r#"{"key":"y","value":"v-y"}"#.into(), false)
-    );
+    assert_eq!(results[3], ("d".into(), r#"{"key":"y","value":"v-y"}"#.into(), false));
     assert_eq!(Counters::get(&counters.lookup), 2);
     // The model saw the results before answering.
     assert_eq!(model.last_request().len(), 3);
@@ -117,24 +83,15 @@ fn rule1_calls_run_in_order_and_are_answered_in_one_message_including_errors() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn rule1_string_outputs_go_to_the_model_as_is() {
-    let echo = resumable_agent::tool(
-        "echo",
-        "Echo.",
-        json!({"type": "object"}),
-        |input, _| async move { Ok(input["say"].clone()) },
-    );
+    let echo = resumable_agent::tool("echo", "Echo.", json!({"type": "object"}), |input, _| async move {
+        Ok(input["say"].clone())
+    });
     let model = TestModel::new([
         turn(vec![call("e", "echo", json!({"say": "plain \"text\""}))]),
         ModelResponse::text("ok"),
     ]);
-    let agent = resumable_agent::Agent::builder(model)
-        .tool(echo)
-        .build()
-        .unwrap();
-    let done = block_on(agent.prompt("x"))
-        .unwrap()
-        .assert_complete()
-        .unwrap();
+    let agent = resumable_agent::Agent::builder(model).tool(echo).build().unwrap();
+    let done = block_on(agent.prompt("x")).unwrap().assert_complete().unwrap();
     assert_eq!(result_blocks(&done.messages()[2])[0].1, "plain \"text\"");
 }
 
@@ -223,24 +180,14 @@ fn rule3_a_second_interrupt_in_the_same_turn_pauses_again() {
     let first = block_on(agent.prompt("Go")).unwrap();
     assert_eq!(first.question(), Some("First?"));
     let second = block_on(agent.resume(roundtrip(first.checkpoint()), "one")).unwrap();
-    assert_eq!(
-        second.question(),
-        Some("Second?"),
-        "the second question is not lost"
-    );
-    assert_eq!(
-        second.checkpoint().pending_tool_use_id.as_deref(),
-        Some("q2")
-    );
+    assert_eq!(second.question(), Some("Second?"), "the second question is not lost");
+    assert_eq!(second.checkpoint().pending_tool_use_id.as_deref(), Some("q2"));
     assert_eq!(Counters::get(&counters.lookup), 1);
     let done = block_on(agent.resume(roundtrip(second.checkpoint()), "two"))
         .unwrap()
         .assert_complete()
         .unwrap();
-    let contents: Vec<String> = result_blocks(&done.messages()[2])
-        .into_iter()
-        .map(|r| r.1)
-        .collect();
+    let contents: Vec<String> = result_blocks(&done.messages()[2]).into_iter().map(|r| r.1).collect();
     assert_eq!(contents, ["one", r#"{"key":"z","value":"v-z"}"#, "two"]);
     assert_eq!(Counters::get(&counters.lookup), 1, "l1 ran exactly once");
 }
@@ -250,13 +197,8 @@ fn rule3_a_second_interrupt_in_the_same_turn_pauses_again() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn rule4_non_empty_answer_without_pending_call_is_a_new_user_turn() {
-    let model = TestModel::new([
-        ModelResponse::text("First."),
-        ModelResponse::text("Second."),
-    ]);
-    let agent = agent_with(model.clone(), &Counters::default())
-        .build()
-        .unwrap();
+    let model = TestModel::new([ModelResponse::text("First."), ModelResponse::text("Second.")]);
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
     let first = block_on(agent.prompt("One")).unwrap();
     let done = block_on(agent.resume(roundtrip(first.checkpoint()), "Two"))
         .unwrap()
@@ -265,23 +207,15 @@ fn rule4_non_empty_answer_without_pending_call_is_a_new_user_turn() {
     assert_eq!(done.text, "Second.");
     let sent = model.last_request();
     assert_eq!(sent.len(), 3);
-    assert_eq!(
-        (sent[2].role, sent[2].text()),
-        (Role::User, "Two".to_owned())
-    );
+    assert_eq!((sent[2].role, sent[2].text()), (Role::User, "Two".to_owned()));
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn rule4_empty_answer_on_a_finished_run_returns_its_text_without_a_model_call() {
     let model = TestModel::new([ModelResponse::text("The analysis.")]);
-    let agent = agent_with(model.clone(), &Counters::default())
-        .build()
-        .unwrap();
-    let first = block_on(agent.prompt("Analyse"))
-        .unwrap()
-        .assert_complete()
-        .unwrap();
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
+    let first = block_on(agent.prompt("Analyse")).unwrap().assert_complete().unwrap();
     let again = block_on(agent.resume(roundtrip(&first.checkpoint), ""))
         .unwrap()
         .assert_complete()
@@ -303,13 +237,8 @@ fn rule4_empty_answer_after_a_user_message_calls_the_model() {
     )
     .unwrap();
     let model = TestModel::new([ModelResponse::text("Hello.")]);
-    let agent = agent_with(model.clone(), &Counters::default())
-        .build()
-        .unwrap();
-    let done = block_on(agent.resume(cp, ""))
-        .unwrap()
-        .assert_complete()
-        .unwrap();
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
+    let done = block_on(agent.resume(cp, "")).unwrap().assert_complete().unwrap();
     assert_eq!(done.text, "Hello.");
     assert_eq!(model.last_request().len(), 1);
 }
@@ -331,10 +260,7 @@ fn rule5_iterations_and_usage_continue_across_resumes() {
         .assert_complete()
         .unwrap();
     assert_eq!(done.iterations(), 2);
-    assert_eq!(
-        (done.usage().input_tokens, done.usage().output_tokens),
-        (250, 30)
-    );
+    assert_eq!((done.usage().input_tokens, done.usage().output_tokens), (250, 30));
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -347,10 +273,7 @@ fn rule5_max_iterations_bounds_the_total_across_resumes_and_the_error_keeps_the_
         turn(vec![call("l2", "lookup", json!({"key": "b"}))]),
         ModelResponse::text("finally"),
     ]);
-    let agent = agent_with(model.clone(), &counters)
-        .max_iterations(3)
-        .build()
-        .unwrap();
+    let agent = agent_with(model.clone(), &counters).max_iterations(3).build().unwrap();
     let paused = block_on(agent.prompt("x")).unwrap();
     assert_eq!(paused.checkpoint().iterations, 2);
     let err = block_on(agent.resume(roundtrip(paused.checkpoint()), "yes")).unwrap_err();
@@ -371,10 +294,7 @@ fn rule5_max_iterations_bounds_the_total_across_resumes_and_the_error_keeps_the_
             .any(|m| m.tool_results().any(|r| r.content == "yes"))
     );
     // A higher limit continues from there without repeating anything.
-    let agent = agent_with(model.clone(), &counters)
-        .max_iterations(10)
-        .build()
-        .unwrap();
+    let agent = agent_with(model.clone(), &counters).max_iterations(10).build().unwrap();
     let done = block_on(agent.resume(roundtrip(checkpoint), ""))
         .unwrap()
         .assert_complete()
@@ -407,8 +327,7 @@ fn rule6_every_request_is_provider_valid_through_interrupts_errors_and_unknown_t
     let mut answers = 0;
     while let Outcome::Interrupted(p) = outcome {
         answers += 1;
-        outcome =
-            block_on(agent.resume(roundtrip(&p.checkpoint), &format!("answer {answers}"))).unwrap();
+        outcome = block_on(agent.resume(roundtrip(&p.checkpoint), &format!("answer {answers}"))).unwrap();
     }
     assert_eq!(answers, 3);
     let done = outcome.assert_complete().unwrap();
@@ -420,9 +339,7 @@ fn rule6_every_request_is_provider_valid_through_interrupts_errors_and_unknown_t
 
 fn resume_err(json: &str) -> (CheckpointError, usize) {
     let model = TestModel::new([ModelResponse::text("never")]);
-    let agent = agent_with(model.clone(), &Counters::default())
-        .build()
-        .unwrap();
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
     let err = match Checkpoint::from_json(json) {
         Err(e) => e,
         Ok(cp) => match block_on(agent.resume(cp, "answer")) {
@@ -457,8 +374,7 @@ fn rule7_malformed_checkpoints_name_the_path_and_run_nothing() {
             "iterations: missing",
         ),
         (
-            r#"{"messages":[],"iterations":-1,"usage":{"inputTokens":0,"outputTokens":0}}"#
-                .to_owned(),
+            r#"{"messages":[],"iterations":-1,"usage":{"inputTokens":0,"outputTokens":0}}"#.to_owned(),
             "iterations: expected a non-negative integer, got number",
         ),
         (
@@ -492,15 +408,10 @@ fn rule7_malformed_checkpoints_name_the_path_and_run_nothing() {
             r#"pendingToolUseId: "t9" is not a tool call of the last message (messages[1])"#,
         ),
         (
-            format!(
-                r#"{{"messages":[{{"role":"user","content":"a"}}],"pendingToolUseId":"t1",{u}}}"#
-            ),
+            format!(r#"{{"messages":[{{"role":"user","content":"a"}}],"pendingToolUseId":"t1",{u}}}"#),
             r#"pendingToolUseId: "t1" is set but the last message has no tool calls to answer"#,
         ),
-        (
-            "[1,2]".to_owned(),
-            "checkpoint: expected an object, got array",
-        ),
+        ("[1,2]".to_owned(), "checkpoint: expected an object, got array"),
     ];
     for (json, want) in cases {
         let (err, calls) = resume_err(&json);
@@ -508,26 +419,15 @@ fn rule7_malformed_checkpoints_name_the_path_and_run_nothing() {
         assert_eq!(calls, 0, "no model call for {json}");
     }
     let (err, _) = resume_err("{not json");
-    assert!(
-        err.to_string()
-            .starts_with("checkpoint is not valid JSON: "),
-        "{err}"
-    );
+    assert!(err.to_string().starts_with("checkpoint is not valid JSON: "), "{err}");
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn rule7_a_future_version_says_so() {
-    let (err, calls) = resume_err(
-        r#"{"version":7,"messages":[],"iterations":0,"usage":{"inputTokens":0,"outputTokens":0}}"#,
-    );
-    assert_eq!(
-        err,
-        CheckpointError::UnsupportedVersion {
-            found: 7,
-            supported: 1
-        }
-    );
+    let (err, calls) =
+        resume_err(r#"{"version":7,"messages":[],"iterations":0,"usage":{"inputTokens":0,"outputTokens":0}}"#);
+    assert_eq!(err, CheckpointError::UnsupportedVersion { found: 7, supported: 1 });
     assert!(
         err.to_string()
             .contains("version 7 is newer than this library supports (up to 1)"),
@@ -557,10 +457,7 @@ fn rule7_a_failing_model_gives_an_error_with_the_last_consistent_checkpoint() {
     let agent = agent_with(model.clone(), &counters).build().unwrap();
     let err = block_on(agent.prompt("go")).unwrap_err();
     assert_eq!(err.to_string(), "model call failed: overloaded");
-    let cp = err
-        .checkpoint()
-        .expect("a model error carries the checkpoint")
-        .clone();
+    let cp = err.checkpoint().expect("a model error carries the checkpoint").clone();
     assert_eq!(cp.iterations, 1);
     assert_eq!(
         cp.messages.len(),
@@ -573,11 +470,7 @@ fn rule7_a_failing_model_gives_an_error_with_the_last_consistent_checkpoint() {
         .assert_complete()
         .unwrap();
     assert_eq!(done.text, "recovered");
-    assert_eq!(
-        Counters::get(&counters.lookup),
-        1,
-        "the tool did not run again"
-    );
+    assert_eq!(Counters::get(&counters.lookup), 1, "the tool did not run again");
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -610,9 +503,7 @@ fn reference_format_checkpoint_resumes() {
     let cp = Checkpoint::from_json(json).unwrap();
     assert_eq!(cp.version, 1);
     let model = TestModel::new([ModelResponse::text("Planned for Q2.").with_usage(60, 8)]);
-    let agent = agent_with(model.clone(), &Counters::default())
-        .build()
-        .unwrap();
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
     let done = block_on(agent.resume(cp, "end of Q2"))
         .unwrap()
         .assert_complete()
@@ -624,10 +515,7 @@ fn reference_format_checkpoint_resumes() {
         result_blocks(&model.last_request()[2]),
         [("toolu_1".to_owned(), "end of Q2".to_owned(), false)]
     );
-    assert!(
-        done.checkpoint.run_id.is_some(),
-        "an upgraded checkpoint gets a run id"
-    );
+    assert!(done.checkpoint.run_id.is_some(), "an upgraded checkpoint gets a run id");
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -644,17 +532,11 @@ fn reference_format_with_dropped_results_is_repaired_without_rerunning_calls() {
     let results = result_blocks(&cp.messages[2]);
     let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(ids, ["a", "b", "c"]);
-    assert!(
-        results[0].2 && results[2].2,
-        "lost results are error results"
-    );
+    assert!(results[0].2 && results[2].2, "lost results are error results");
     let counters = Counters::default();
     let model = TestModel::new([ModelResponse::text("ok")]);
     let agent = agent_with(model, &counters).build().unwrap();
-    block_on(agent.resume(cp, ""))
-        .unwrap()
-        .assert_complete()
-        .unwrap();
+    block_on(agent.resume(cp, "")).unwrap().assert_complete().unwrap();
     assert_eq!(Counters::get(&counters.lookup), 0, "nothing re-ran");
     // A versioned checkpoint with the same hole is refused, not silently patched.
     let versioned = json.replacen('{', r#"{"version":1,"#, 1);
@@ -686,10 +568,7 @@ fn reference_format_pending_turn_with_earlier_calls_marks_their_results_lost() {
         "only c ran: a may have run before the pause"
     );
     let results = result_blocks(&model.last_request()[2]);
-    assert!(
-        results[0].2 && results[0].1.contains("not saved"),
-        "{results:?}"
-    );
+    assert!(results[0].2 && results[0].1.contains("not saved"), "{results:?}");
     assert_eq!(results[1].1, "yes");
     assert_eq!(results[2].1, r#"{"key":"3","value":"v-3"}"#);
 }
@@ -744,11 +623,7 @@ fn config_errors_are_clear() {
     let dup = resumable_agent::tool("lookup", "dup", json!({"type": "object"}), |_, _| async {
         Ok(json!(1))
     });
-    let err = agent_with(model, &Counters::default())
-        .tool(dup)
-        .build()
-        .err()
-        .unwrap();
+    let err = agent_with(model, &Counters::default()).tool(dup).build().err().unwrap();
     assert_eq!(
         err.to_string(),
         r#"invalid agent config: tools[3].name: "lookup" is used by an earlier tool"#
@@ -760,36 +635,17 @@ fn config_errors_are_clear() {
 fn scripted_model_answers_by_conversation_turn_so_a_fresh_instance_resumes_correctly() {
     use resumable_agent::{Agent, ScriptedModel};
     let script = || {
-        ScriptedModel::new([turn(vec![call(
-            "q",
-            "ask_user",
-            json!({"question": "Name?"}),
-        )])])
-        .then(|req| {
+        ScriptedModel::new([turn(vec![call("q", "ask_user", json!({"question": "Name?"}))])]).then(|req| {
             ModelResponse::text(format!(
                 "Hi {}",
-                req.messages
-                    .last()
-                    .unwrap()
-                    .tool_results()
-                    .next()
-                    .unwrap()
-                    .content
+                req.messages.last().unwrap().tool_results().next().unwrap().content
             ))
         })
     };
     let build = |model: ScriptedModel| {
-        let ask = resumable_agent::tool(
-            "ask_user",
-            "Ask.",
-            json!({"type": "object"}),
-            |input, _| async move {
-                Err(resumable_agent::InterruptError::new(
-                    input["question"].as_str().unwrap_or_default(),
-                )
-                .into())
-            },
-        );
+        let ask = resumable_agent::tool("ask_user", "Ask.", json!({"type": "object"}), |input, _| async move {
+            Err(resumable_agent::InterruptError::new(input["question"].as_str().unwrap_or_default()).into())
+        });
         Agent::builder(model).tool(ask).build().unwrap()
     };
     let paused = block_on(build(script()).prompt("hello")).unwrap();

@@ -1,12 +1,7 @@
 //! The headline property: for random scripts, a run that is suspended, serialized to JSON and resumed
 //! by a fresh agent at every interrupt (and, optionally, after every step via a model error) ends with
 //! exactly the transcript of the same run answered inline, and runs every tool call exactly once.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // test code
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // test code
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

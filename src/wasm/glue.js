@@ -36,11 +36,23 @@ export class MaxIterationsError extends AgentError {}
 export class ModelError extends AgentError {}
 /** assertComplete() got a paused run; `.question` and `.checkpoint` say where. */
 export class RunInterruptedError extends AgentError {}
-for (const C of [AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError]) {
+/** session.reply() found nothing saved under `.sessionId`. */
+export class SessionNotFoundError extends AgentError {}
+/** session.prompt() found the session waiting for an answer to `.question`. */
+export class SessionBusyError extends AgentError {}
+/**
+ * A saver failed. `.code`: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION'. In a session,
+ * `.checkpoint` holds the run that could not be saved, and `.cause` what the saver threw.
+ */
+export class SaverError extends AgentError {}
+
+const ERRORS = {
+  AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
+  SessionNotFoundError, SessionBusyError, SaverError,
+};
+for (const C of Object.values(ERRORS)) {
   Object.defineProperty(C.prototype, 'name', { value: C.name, writable: true, configurable: true });
 }
-
-const ERRORS = { AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError };
 
 export function makeError(kind, message, fields) {
   return new (ERRORS[kind] ?? AgentError)(message, fields ?? undefined);

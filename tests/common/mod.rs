@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use resumable_agent::{
-    Agent, AgentBuilder, ContentBlock, InterruptError, MaybeSend, Message, Model, ModelError,
-    ModelRequest, ModelResponse, Role, ToolError, tool,
+    Agent, AgentBuilder, ContentBlock, InterruptError, MaybeSend, Message, Model, ModelError, ModelRequest,
+    ModelResponse, Role, ToolError, tool,
 };
 use serde_json::{Value, json};
 
@@ -29,11 +29,7 @@ pub fn assert_provider_valid(messages: &[Message]) {
         if !results_here.is_empty() {
             let prev = &messages[i - 1];
             let prev_calls: Vec<&str> = prev.tool_uses().map(|u| u.id.as_str()).collect();
-            assert_eq!(
-                m.role,
-                Role::User,
-                "messages[{i}]: tool results outside a user message"
-            );
+            assert_eq!(m.role, Role::User, "messages[{i}]: tool results outside a user message");
             assert_eq!(
                 results_here,
                 prev_calls,
@@ -42,13 +38,10 @@ pub fn assert_provider_valid(messages: &[Message]) {
             );
         }
         if !calls.is_empty() {
-            let next = messages.get(i + 1).unwrap_or_else(|| {
-                panic!("messages[{i}]: unanswered tool calls sent to the model")
-            });
-            let answered: Vec<&str> = next
-                .tool_results()
-                .map(|r| r.tool_use_id.as_str())
-                .collect();
+            let next = messages
+                .get(i + 1)
+                .unwrap_or_else(|| panic!("messages[{i}]: unanswered tool calls sent to the model"));
+            let answered: Vec<&str> = next.tool_results().map(|r| r.tool_use_id.as_str()).collect();
             assert_eq!(
                 answered,
                 calls,
@@ -74,9 +67,7 @@ impl TestModel {
             ..Default::default()
         })
     }
-    pub fn with_results(
-        script: impl IntoIterator<Item = Result<ModelResponse, ModelError>>,
-    ) -> Arc<Self> {
+    pub fn with_results(script: impl IntoIterator<Item = Result<ModelResponse, ModelError>>) -> Arc<Self> {
         Arc::new(TestModel {
             script: Mutex::new(script.into_iter().collect()),
             ..Default::default()
@@ -101,14 +92,8 @@ impl Model for TestModel {
         request: ModelRequest<'a>,
     ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         assert_provider_valid(request.messages);
-        self.requests
-            .lock()
-            .unwrap()
-            .push(request.messages.to_vec());
-        self.systems
-            .lock()
-            .unwrap()
-            .push(request.system.map(str::to_owned));
+        self.requests.lock().unwrap().push(request.messages.to_vec());
+        self.systems.lock().unwrap().push(request.system.map(str::to_owned));
         let next = self
             .script
             .lock()

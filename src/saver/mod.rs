@@ -4,14 +4,27 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{Checkpoint, CheckpointSummary};
 use crate::error::SaverError;
 use crate::platform::{MaybeSend, MaybeSync};
 
+// Used by the `kv` and `js` features; compiled (and unit-tested) everywhere.
+#[cfg(all(target_arch = "wasm32", feature = "kv"))]
+mod kv;
+#[cfg_attr(
+    not(all(target_arch = "wasm32", any(feature = "kv", feature = "js"))),
+    allow(dead_code)
+)]
+pub(crate) mod kv_rules;
+
+#[cfg(all(target_arch = "wasm32", feature = "kv"))]
+pub use kv::KvSaver;
+pub use kv_rules::KvOptions;
+
 /// One saved checkpoint in a listing: its key and its summary (no messages loaded).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct SavedCheckpoint {
@@ -28,23 +41,13 @@ pub struct SavedCheckpoint {
 /// loads whole conversations.
 pub trait Saver: MaybeSend + MaybeSync {
     /// The checkpoint stored under `key`, if any.
-    fn get(
-        &self,
-        key: &str,
-    ) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend;
+    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend;
     /// Stores `checkpoint` under `key`, replacing what was there.
-    fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
+    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
     /// Removes `key`; removing a missing key is not an error.
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
     /// Every stored checkpoint whose key starts with `prefix`, in key order.
-    fn list(
-        &self,
-        prefix: &str,
-    ) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend;
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend;
 }
 
 /// A saver in memory, for tests and single-process apps. Stores JSON text, so what you `get` is a
@@ -71,17 +74,12 @@ impl MemorySaver {
 
     fn entries(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (String, CheckpointSummary)>> {
         // No code path panics while holding the lock, so a poisoned lock still holds consistent data.
-        self.entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
 impl Saver for MemorySaver {
-    fn get(
-        &self,
-        key: &str,
-    ) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
         let found = self.entries().get(key).map(|(json, _)| {
             Checkpoint::from_json(json).map_err(|source| SaverError::Corrupt {
                 key: key.to_owned(),
@@ -91,11 +89,7 @@ impl Saver for MemorySaver {
         std::future::ready(found.transpose())
     }
 
-    fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
         self.entries()
             .insert(key.to_owned(), (checkpoint.to_json(), checkpoint.summary()));
         std::future::ready(Ok(()))
@@ -106,10 +100,7 @@ impl Saver for MemorySaver {
         std::future::ready(Ok(()))
     }
 
-    fn list(
-        &self,
-        prefix: &str,
-    ) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
         let listed = self
             .entries()
             .range(prefix.to_owned()..)

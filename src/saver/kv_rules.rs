@@ -1,0 +1,319 @@
+//! The Workers KV saver, shared by the Rust `KvSaver` and the JS `kvSaver`: limits checked before
+//! writing, and the summary kept in a key's metadata so a listing reads no values. Each host only
+//! supplies a [`KvBackend`] with the four raw operations.
+
+use std::future::Future;
+
+use serde_json::{Map, Value};
+
+use crate::checkpoint::{Checkpoint, CheckpointSummary};
+use crate::error::SaverError;
+use crate::message::Usage;
+use crate::platform::{MaybeSend, MaybeSync};
+use crate::saver::{SavedCheckpoint, Saver};
+
+/// KV's key limit, in bytes.
+pub const KV_MAX_KEY_BYTES: usize = 512;
+/// KV's value limit, in bytes (25 MiB).
+pub const KV_MAX_VALUE_BYTES: usize = 25 * 1024 * 1024;
+/// KV's metadata limit, in bytes of JSON.
+pub const KV_MAX_METADATA_BYTES: usize = 1024;
+/// KV's shortest `expirationTtl`, in seconds.
+pub const KV_MIN_TTL_SECONDS: u64 = 60;
+
+/// Marks metadata written by this library, so a listing skips keys other code put under the prefix.
+const MARK: &str = "resumableAgent";
+
+/// Options of a KV saver.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KvOptions {
+    /// Prepended to every key, e.g. `"sessions:"`; listing only sees keys under it.
+    pub prefix: String,
+    /// Seconds until a saved checkpoint expires (at least 60); `None` keeps it forever.
+    pub expiration_ttl: Option<u64>,
+}
+
+impl KvOptions {
+    /// Options with a key prefix.
+    pub fn with_prefix(prefix: impl Into<String>) -> Self {
+        KvOptions {
+            prefix: prefix.into(),
+            expiration_ttl: None,
+        }
+    }
+
+    /// Sets the expiration.
+    pub fn expiration_ttl(mut self, seconds: u64) -> Self {
+        self.expiration_ttl = Some(seconds);
+        self
+    }
+
+    /// Checks the options against KV's rules.
+    ///
+    /// # Errors
+    /// [`SaverError::Option`] for a TTL under 60 seconds or a prefix that leaves no room for keys.
+    pub fn validate(&self) -> Result<(), SaverError> {
+        if let Some(ttl) = self.expiration_ttl.filter(|t| *t < KV_MIN_TTL_SECONDS) {
+            return Err(SaverError::Option(format!(
+                "expirationTtl: {ttl} seconds; Workers KV needs at least {KV_MIN_TTL_SECONDS}"
+            )));
+        }
+        if self.prefix.len() >= KV_MAX_KEY_BYTES {
+            return Err(SaverError::Option(format!(
+                "prefix: {} bytes leaves no room for keys (KV keys are at most {KV_MAX_KEY_BYTES} bytes)",
+                self.prefix.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The stored key for `key`, checked against KV's limits.
+    pub(crate) fn full_key(&self, key: &str) -> Result<String, SaverError> {
+        let full = format!("{}{key}", self.prefix);
+        if key.is_empty() || full.len() > KV_MAX_KEY_BYTES || full == "." || full == ".." {
+            return Err(SaverError::KeyLength {
+                key: key.to_owned(),
+                bytes: full.len(),
+                max: KV_MAX_KEY_BYTES,
+            });
+        }
+        Ok(full)
+    }
+}
+
+/// The checkpoint's JSON, refused before writing when KV could not hold it.
+pub(crate) fn value_for(key: &str, checkpoint: &Checkpoint) -> Result<String, SaverError> {
+    let json = checkpoint.to_json();
+    if json.len() > KV_MAX_VALUE_BYTES {
+        return Err(SaverError::TooLarge {
+            key: key.to_owned(),
+            bytes: json.len(),
+            max: KV_MAX_VALUE_BYTES,
+        });
+    }
+    Ok(json)
+}
+
+/// The summary as KV metadata, within KV's 1024-byte limit (a long question is shortened).
+pub(crate) fn metadata(summary: &CheckpointSummary) -> Value {
+    let mut m = Map::new();
+    m.insert(MARK.into(), Value::from(1));
+    if let Some(id) = &summary.run_id {
+        m.insert("runId".into(), id.clone().into());
+    }
+    if let Some(t) = summary.updated_at {
+        m.insert("updatedAt".into(), t.into());
+    }
+    m.insert("iterations".into(), summary.iterations.into());
+    m.insert("inputTokens".into(), summary.usage.input_tokens.into());
+    m.insert("outputTokens".into(), summary.usage.output_tokens.into());
+    m.insert("interrupted".into(), summary.interrupted.into());
+    m.insert("messageCount".into(), summary.message_count.into());
+    let mut value = Value::Object(m);
+    if let Some(q) = &summary.question {
+        let room = KV_MAX_METADATA_BYTES.saturating_sub(value.to_string().len() + 32);
+        let mut question = q.clone();
+        if serde_json::to_string(q).map_or(usize::MAX, |s| s.len()) > room {
+            question = shorten(q, room / 6); // worst case: every char escaped as \uXXXX
+            question.push('…');
+        }
+        if let Value::Object(m) = &mut value {
+            m.insert("question".into(), question.into());
+        }
+    }
+    value
+}
+
+fn shorten(s: &str, max_chars: usize) -> String {
+    s.chars().take(max_chars).collect()
+}
+
+/// A listing entry from a key's name and metadata; `None` for keys this library did not write.
+pub(crate) fn entry(options: &KvOptions, name: &str, metadata: Option<&Value>) -> Option<SavedCheckpoint> {
+    let m = metadata?.as_object()?;
+    m.get(MARK)?;
+    let key = name.strip_prefix(options.prefix.as_str())?.to_owned();
+    let u64_of = |k: &str| m.get(k).and_then(Value::as_u64);
+    let summary = CheckpointSummary {
+        run_id: m.get("runId").and_then(Value::as_str).map(str::to_owned),
+        updated_at: u64_of("updatedAt"),
+        iterations: u64_of("iterations")
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or_default(),
+        usage: Usage {
+            input_tokens: u64_of("inputTokens").unwrap_or_default(),
+            output_tokens: u64_of("outputTokens").unwrap_or_default(),
+        },
+        interrupted: m.get("interrupted").and_then(Value::as_bool).unwrap_or_default(),
+        question: m.get("question").and_then(Value::as_str).map(str::to_owned),
+        message_count: u64_of("messageCount")
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or_default(),
+    };
+    Some(SavedCheckpoint { key, summary })
+}
+
+/// One page of a KV listing: `(name, metadata)` pairs and the cursor of the next page (`None`: last page).
+pub(crate) struct KvPage {
+    pub(crate) keys: Vec<(String, Option<Value>)>,
+    pub(crate) cursor: Option<String>,
+}
+
+/// The four raw operations of a KV namespace; everything else about saving lives in [`KvStoreSaver`].
+pub(crate) trait KvBackend: MaybeSend + MaybeSync {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend;
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        metadata: Value,
+        ttl: Option<u64>,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
+    fn list_page(
+        &self,
+        prefix: &str,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<KvPage, SaverError>> + MaybeSend;
+}
+
+/// The KV saver, over any backend: limits checked before writing, summaries in metadata.
+pub(crate) struct KvStoreSaver<B> {
+    pub(crate) backend: B,
+    pub(crate) options: KvOptions,
+}
+
+/// Bounds a listing: KV pages hold up to 1000 keys, so this is a million keys.
+const MAX_LIST_PAGES: usize = 1000;
+
+impl<B: KvBackend> Saver for KvStoreSaver<B> {
+    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+        async move {
+            let full = self.options.full_key(key)?;
+            let Some(text) = self.backend.get_text(&full).await? else {
+                return Ok(None);
+            };
+            Checkpoint::from_json(&text)
+                .map(Some)
+                .map_err(|source| SaverError::Corrupt {
+                    key: key.to_owned(),
+                    source,
+                })
+        }
+    }
+
+    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let prepared = self
+            .options
+            .full_key(key)
+            .and_then(|full| Ok((full, value_for(key, checkpoint)?, metadata(&checkpoint.summary()))));
+        async move {
+            let (full, value, metadata) = prepared?;
+            self.backend
+                .put_text(&full, value, metadata, self.options.expiration_ttl)
+                .await
+        }
+    }
+
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        async move {
+            let full = self.options.full_key(key)?;
+            self.backend.delete(&full).await
+        }
+    }
+
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        let full_prefix = format!("{}{prefix}", self.options.prefix);
+        async move {
+            let mut out = Vec::new();
+            let mut cursor = None;
+            for _ in 0..MAX_LIST_PAGES {
+                let page = self.backend.list_page(&full_prefix, cursor).await?;
+                out.extend(
+                    page.keys
+                        .iter()
+                        .filter_map(|(name, m)| entry(&self.options, name, m.as_ref())),
+                );
+                match page.cursor {
+                    Some(next) => cursor = Some(next),
+                    None => return Ok(out),
+                }
+            }
+            Err(SaverError::Backend {
+                message: format!("listing did not end after {MAX_LIST_PAGES} pages"),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(question: Option<&str>) -> CheckpointSummary {
+        CheckpointSummary {
+            run_id: Some("r".into()),
+            updated_at: Some(1_700_000_000_000),
+            iterations: 3,
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 2,
+            },
+            interrupted: question.is_some(),
+            question: question.map(str::to_owned),
+            message_count: 4,
+        }
+    }
+
+    #[test]
+    fn keys_are_checked_with_their_prefix() {
+        let o = KvOptions::with_prefix("s:");
+        assert_eq!(o.full_key("abc").unwrap(), "s:abc");
+        let long = "k".repeat(511);
+        assert_eq!(
+            o.full_key(&long).unwrap_err().to_string(),
+            format!("key {long:?} is 513 bytes (with its prefix); the store allows 1 to 512")
+        );
+        assert!(o.full_key("").is_err());
+        assert!(KvOptions::default().full_key(&"k".repeat(512)).is_ok());
+    }
+
+    #[test]
+    fn options_are_validated() {
+        assert!(KvOptions::default().expiration_ttl(59).validate().is_err());
+        assert!(KvOptions::default().expiration_ttl(60).validate().is_ok());
+        assert!(KvOptions::with_prefix("p".repeat(512)).validate().is_err());
+    }
+
+    #[test]
+    fn metadata_round_trips_and_stays_under_the_limit() {
+        let o = KvOptions::with_prefix("s:");
+        let s = summary(Some("Your deadline?"));
+        let m = metadata(&s);
+        assert_eq!(entry(&o, "s:k1", Some(&m)).unwrap().summary, s);
+        assert_eq!(entry(&o, "s:k1", Some(&m)).unwrap().key, "k1");
+        for q in [
+            "x".repeat(5000),
+            "\u{1}".repeat(3000),
+            "é".repeat(3000),
+            "\"".repeat(3000),
+        ] {
+            let m = metadata(&summary(Some(&q)));
+            assert!(
+                m.to_string().len() <= KV_MAX_METADATA_BYTES,
+                "{} bytes",
+                m.to_string().len()
+            );
+            assert!(m["question"].as_str().unwrap().ends_with('…'));
+        }
+    }
+
+    #[test]
+    fn foreign_keys_are_not_listed() {
+        let o = KvOptions::with_prefix("s:");
+        assert!(entry(&o, "s:x", None).is_none());
+        assert!(entry(&o, "s:x", Some(&serde_json::json!({"other": 1}))).is_none());
+        assert!(entry(&o, "t:x", Some(&metadata(&summary(None)))).is_none());
+    }
+}

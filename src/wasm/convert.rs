@@ -1,0 +1,147 @@
+//! Conversions at the edge: values as JSON text, Rust errors as JS error classes.
+
+use js_sys::{JSON, Object, Reflect};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::glue::{error_message, make_error};
+use crate::agent::Outcome;
+use crate::checkpoint::Checkpoint;
+use crate::error::{AgentError, SaverError};
+
+/// Any serializable value as a fresh JS value (JSON text + one `JSON.parse`).
+pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    serde_json::to_string(value)
+        .ok()
+        .and_then(|text| JSON::parse(&text).ok())
+        .unwrap_or(JsValue::UNDEFINED)
+}
+
+/// JSON text of a JS value; `None` for `undefined`, functions, or values `JSON.stringify` rejects.
+pub(crate) fn json_text(value: &JsValue) -> Result<Option<String>, String> {
+    match JSON::stringify(value) {
+        Ok(s) => Ok(s.as_string()),
+        Err(e) => Err(error_message(&e)),
+    }
+}
+
+pub(crate) fn set(target: &Object, key: &str, value: &JsValue) {
+    // Defining a property on a plain, extensible object cannot fail.
+    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+pub(crate) fn get(target: &JsValue, key: &str) -> JsValue {
+    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+pub(crate) fn fields(pairs: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in pairs {
+        set(&o, k, v);
+    }
+    o.into()
+}
+
+pub(crate) fn config_error(message: String) -> JsValue {
+    make_error("ConfigError", &message, &JsValue::UNDEFINED)
+}
+
+pub(crate) fn agent_error(error: AgentError, cause: Option<JsValue>) -> JsValue {
+    let message = error.to_string();
+    match error {
+        AgentError::Checkpoint(e) => {
+            let path = e.path().map(JsValue::from_str).unwrap_or(JsValue::UNDEFINED);
+            make_error("CheckpointError", &message, &fields(&[("path", path)]))
+        }
+        AgentError::Config(_) => make_error("ConfigError", &message, &JsValue::UNDEFINED),
+        AgentError::MaxIterations { limit, checkpoint } => make_error(
+            "MaxIterationsError",
+            &message,
+            &fields(&[("maxIterations", limit.into()), ("checkpoint", to_js(&*checkpoint))]),
+        ),
+        AgentError::Model { checkpoint, .. } => {
+            let mut pairs = vec![("checkpoint", to_js(&*checkpoint))];
+            pairs.extend(cause.map(|c| ("cause", c)));
+            make_error("ModelError", &message, &fields(&pairs))
+        }
+        AgentError::SessionNotFound { id } => {
+            make_error("SessionNotFoundError", &message, &fields(&[("sessionId", id.into())]))
+        }
+        AgentError::SessionBusy { id, question } => make_error(
+            "SessionBusyError",
+            &message,
+            &fields(&[("sessionId", id.into()), ("question", question.into())]),
+        ),
+        AgentError::Saver { source, checkpoint } => {
+            let cause_code = cause.as_ref().map(|c| get(c, "code")).and_then(|c| c.as_string());
+            let code = cause_code.unwrap_or_else(|| saver_code(&source).to_owned());
+            let mut pairs = vec![("code", JsValue::from_str(&code))];
+            pairs.extend(checkpoint.map(|c| ("checkpoint", to_js(&*c))));
+            pairs.extend(cause.map(|c| ("cause", c)));
+            make_error("SaverError", &message, &fields(&pairs))
+        }
+        AgentError::Interrupted { question, checkpoint } => make_error(
+            "RunInterruptedError",
+            &message,
+            &fields(&[("question", question.into()), ("checkpoint", to_js(&*checkpoint))]),
+        ),
+    }
+}
+
+pub(crate) fn outcome_to_js(outcome: &Outcome) -> JsValue {
+    match outcome {
+        Outcome::Interrupted(i) => fields(&[
+            ("interrupted", JsValue::TRUE),
+            ("question", JsValue::from_str(&i.question)),
+            ("checkpoint", to_js(&i.checkpoint)),
+        ]),
+        Outcome::Complete(r) => fields(&[
+            ("text", JsValue::from_str(&r.text)),
+            ("usage", to_js(&r.checkpoint.usage)),
+            // A separate copy: changing the returned messages cannot alter the checkpoint.
+            ("messages", to_js(&r.checkpoint.messages)),
+            ("checkpoint", to_js(&r.checkpoint)),
+            ("iterations", r.checkpoint.iterations.into()),
+        ]),
+    }
+}
+
+pub(crate) fn checkpoint_from_js(value: &JsValue) -> Result<Checkpoint, AgentError> {
+    let text = match value.as_string() {
+        Some(text) => text,
+        None if value.is_object() => json_text(value)
+            .map_err(|e| crate::CheckpointError::Json {
+                message: format!("JSON.stringify failed: {e}"),
+            })?
+            .unwrap_or_default(),
+        None => {
+            let got = value.js_typeof().as_string().unwrap_or_default();
+            let got = if value.is_null() { "null".to_owned() } else { got };
+            return Err(crate::CheckpointError::at(
+                "checkpoint",
+                format!("expected a checkpoint object or its JSON text, got {got}"),
+            )
+            .into());
+        }
+    };
+    Ok(Checkpoint::from_json(&text)?)
+}
+
+fn saver_code(e: &SaverError) -> &'static str {
+    match e {
+        SaverError::Backend { .. } => "BACKEND",
+        SaverError::Corrupt { .. } => "CORRUPT",
+        SaverError::KeyLength { .. } => "KEY_LENGTH",
+        SaverError::TooLarge { .. } => "TOO_LARGE",
+        SaverError::Option(_) => "OPTION",
+    }
+}
+
+/// A saver's own failure (outside a session) as a JS `SaverError` with its `code`.
+pub(crate) fn saver_error(e: SaverError) -> JsValue {
+    make_error(
+        "SaverError",
+        &e.to_string(),
+        &fields(&[("code", saver_code(&e).into())]),
+    )
+}

@@ -1,0 +1,136 @@
+// Sessions over savers, in Node (the real Workers KV binding is tested in workerd: tests/workers/).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, isInterrupted,
+  SessionNotFoundError, SessionBusyError, SaverError, ModelError, ConfigError,
+} from 'resumable-agent';
+
+const askUser = defineTool({
+  name: 'ask_user',
+  schema: (s) => ({ question: s.string().required() }),
+  handle: ({ question }) => { throw new InterruptError(question); },
+});
+
+const firstUserText = (req) => req.messages.find((m) => m.role === 'user').content;
+const lastResult = (req) => req.messages.at(-1).content.find((b) => b.type === 'tool_result').content;
+
+const config = {
+  tools: [askUser],
+  model: scriptedModel([
+    { content: [{ type: 'tool_use', id: 'q1', name: 'ask_user', input: { question: 'Your deadline?' } }] },
+    (req) => `Plan for ${firstUserText(req)} due ${lastResult(req)}.`,
+    (req) => `Noted: ${req.messages.at(-1).content}.`,
+  ]),
+};
+
+test('prompt saves a paused run, reply completes it and deletes it', async () => {
+  const saver = memorySaver();
+  const r1 = await agent(config).session(saver, 's1').prompt('the app');
+  assert.equal(r1.question, 'Your deadline?');
+  const saved = await saver.get('s1');
+  assert.equal(saved.pendingToolUseId, 'q1');
+  assert.deepEqual(saved, r1.checkpoint, 'the saved value is the checkpoint, nothing else');
+  const r2 = await agent(config).session(saver, 's1').reply('Q2');
+  assert.equal(r2.text, 'Plan for the app due Q2.');
+  assert.equal(await saver.get('s1'), null);
+});
+
+test('keepCompleted keeps the checkpoint; prompt then continues the conversation', async () => {
+  const saver = memorySaver();
+  const s = agent(config).session(saver, 'k', { keepCompleted: true });
+  assert.equal(s.id, 'k');
+  await s.prompt('the app');
+  const done = await s.reply('Q3');
+  assert.deepEqual(await saver.get('k'), done.checkpoint);
+  const more = await s.prompt('budget is 10k');
+  assert.equal(more.text, 'Noted: budget is 10k.');
+  assert.equal((await saver.get('k')).messages.length, 6);
+});
+
+test('typed errors: reply to an unknown session, prompt on a paused one', async () => {
+  const saver = memorySaver();
+  const e1 = await agent(config).session(saver, 'nope').reply('x').catch((e) => e);
+  assert.ok(e1 instanceof SessionNotFoundError);
+  assert.equal(e1.sessionId, 'nope');
+  assert.equal(e1.message, 'session "nope" not found');
+  await agent(config).session(saver, 'b').prompt('one');
+  const before = await saver.get('b');
+  const e2 = await agent(config).session(saver, 'b').prompt('two').catch((e) => e);
+  assert.ok(e2 instanceof SessionBusyError);
+  assert.equal(e2.question, 'Your deadline?');
+  assert.deepEqual(await saver.get('b'), before, 'the paused session is untouched');
+  assert.throws(() => agent(config).session({}, 'x'), ConfigError);
+  assert.throws(() => agent(config).session(saver, ''), ConfigError);
+});
+
+test('sessions are isolated when interleaved', async () => {
+  const saver = memorySaver();
+  await agent(config).session(saver, 'A').prompt('alpha');
+  await agent(config).session(saver, 'B').prompt('beta');
+  const b = await agent(config).session(saver, 'B').reply('May');
+  const a = await agent(config).session(saver, 'A').reply('June');
+  assert.equal(b.text, 'Plan for beta due May.');
+  assert.equal(a.text, 'Plan for alpha due June.');
+});
+
+test('a failing model saves the progress, and a saver failure hands back the checkpoint', async () => {
+  const saver = memorySaver();
+  let fail = true;
+  const flaky = { tools: [askUser], model: async (req) => {
+    if (req.messages.length === 3 && fail) throw new Error('overloaded');
+    return config.model(req);
+  } };
+  await agent(flaky).session(saver, 'f').prompt('the app');
+  const err = await agent(flaky).session(saver, 'f').reply('Q4').catch((e) => e);
+  assert.ok(err instanceof ModelError);
+  const saved = await saver.get('f');
+  assert.equal(saved.pendingToolUseId, undefined, 'the answer was applied and saved');
+  assert.equal(saved.messages.at(-1).content[0].content, 'Q4');
+  fail = false;
+  const done = await agent(flaky).session(saver, 'f').reply('');
+  assert.equal(done.text, 'Plan for the app due Q4.');
+
+  const broken = { get: async () => null, put: async () => { const e = new Error('disk full'); e.code = 'BACKEND'; throw e; }, delete: async () => {} };
+  const e2 = await agent(config).session(broken, 'x').prompt('the app').catch((e) => e);
+  assert.ok(e2 instanceof SaverError);
+  assert.match(e2.message, /disk full/);
+  assert.equal(e2.checkpoint.pendingToolUseId, 'q1', 'the caller still gets the checkpoint');
+  assert.equal(e2.cause.message, 'disk full');
+});
+
+/** An in-process stand-in with the KV binding's API and its metadata, used here only to test our side. */
+function fakeKv() {
+  const data = new Map();
+  return {
+    data,
+    async get(k) { return data.has(k) ? data.get(k).value : null; },
+    async put(k, value, opts = {}) { data.set(k, { value, metadata: opts.metadata, ttl: opts.expirationTtl }); },
+    async delete(k) { data.delete(k); },
+    async list({ prefix = '', cursor } = {}) {
+      const all = [...data.keys()].filter((k) => k.startsWith(prefix)).sort();
+      const start = cursor ? Number(cursor) : 0;
+      const page = all.slice(start, start + 2);
+      const done = start + 2 >= all.length;
+      return { keys: page.map((name) => ({ name, metadata: data.get(name).metadata })), list_complete: done, cursor: done ? undefined : String(start + 2) };
+    },
+  };
+}
+
+test('kvSaver: prefix, ttl, metadata summaries across list pages, limits refused before writing', async () => {
+  const kv = fakeKv();
+  const saver = kvSaver(kv, { prefix: 'sess:', expirationTtl: 3600 });
+  for (const id of ['a', 'b', 'c']) await agent(config).session(saver, id).prompt(`app ${id}`);
+  assert.deepEqual([...kv.data.keys()].sort(), ['sess:a', 'sess:b', 'sess:c']);
+  assert.equal(kv.data.get('sess:a').ttl, 3600);
+  kv.data.get('sess:b').value = 'not json at all'; // list must not read values
+  const listed = await saver.list();
+  assert.deepEqual(listed.map((e) => [e.key, e.interrupted, e.question]), [['a', true, 'Your deadline?'], ['b', true, 'Your deadline?'], ['c', true, 'Your deadline?']]);
+  const bad = await saver.get('b').catch((e) => e);
+  assert.ok(bad instanceof SaverError);
+  assert.equal(bad.code, 'CORRUPT');
+  const long = await saver.put('k'.repeat(508), await saver.get('a')).catch((e) => e);
+  assert.equal(long.code, 'KEY_LENGTH');
+  assert.throws(() => kvSaver(kv, { expirationTtl: 5 }), (e) => e instanceof SaverError && e.code === 'OPTION');
+  assert.throws(() => kvSaver({ get() {} }), (e) => e instanceof ConfigError && /missing method\(s\) put, delete, list/.test(e.message));
+});

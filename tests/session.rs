@@ -1,0 +1,135 @@
+//! Sessions over savers through the Rust API (natively and on wasm32 in Node).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // test code
+
+mod common;
+
+use std::future::Future;
+
+use common::*;
+use resumable_agent::{
+    AgentError, Checkpoint, MaybeSend, MemorySaver, ModelResponse, SavedCheckpoint, Saver, SaverError,
+};
+use serde_json::json;
+
+fn script() -> std::sync::Arc<TestModel> {
+    TestModel::new([
+        turn(vec![call("q1", "ask_user", json!({"question": "Your deadline?"}))]),
+        ModelResponse::text("Planned."),
+    ])
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn prompt_saves_the_pause_reply_completes_and_deletes() {
+    let saver = MemorySaver::new();
+    let agent = agent_with(script(), &Counters::default()).build().unwrap();
+    let paused = block_on(agent.session(&saver, "s1").prompt("Plan")).unwrap();
+    assert_eq!(paused.question(), Some("Your deadline?"));
+    assert_eq!(block_on(saver.get("s1")).unwrap().as_ref(), Some(paused.checkpoint()));
+    let done = block_on(agent.session(&saver, "s1").reply("Q2"))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "Planned.");
+    assert_eq!(block_on(saver.get("s1")).unwrap(), None);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn keep_completed_keeps_the_finished_checkpoint() {
+    let saver = MemorySaver::new();
+    let agent = agent_with(script(), &Counters::default()).build().unwrap();
+    block_on(agent.session(&saver, "k").keep_completed(true).prompt("Plan")).unwrap();
+    let done = block_on(agent.session(&saver, "k").keep_completed(true).reply("Q2")).unwrap();
+    assert_eq!(block_on(saver.get("k")).unwrap().as_ref(), Some(done.checkpoint()));
+    let listed = block_on(saver.list("")).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(!listed[0].summary.interrupted);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn not_found_and_busy_are_typed_and_change_nothing() {
+    let saver = MemorySaver::new();
+    let model = script();
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
+    let err = block_on(agent.session(&saver, "none").reply("x")).unwrap_err();
+    assert_eq!(err, AgentError::SessionNotFound { id: "none".into() });
+    block_on(agent.session(&saver, "b").prompt("Plan")).unwrap();
+    let before = block_on(saver.get("b")).unwrap();
+    let err = block_on(agent.session(&saver, "b").prompt("again")).unwrap_err();
+    assert!(
+        matches!(&err, AgentError::SessionBusy { question, .. } if question == "Your deadline?"),
+        "{err:?}"
+    );
+    assert_eq!(block_on(saver.get("b")).unwrap(), before);
+    assert_eq!(model.calls(), 1);
+}
+
+/// Stores nothing and says so.
+struct FullDisk;
+
+impl Saver for FullDisk {
+    fn get(&self, _: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+        std::future::ready(Ok(None))
+    }
+    fn put(&self, key: &str, cp: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        std::future::ready(Err(SaverError::TooLarge {
+            key: key.into(),
+            bytes: cp.to_json().len(),
+            max: 10,
+        }))
+    }
+    fn delete(&self, _: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        std::future::ready(Ok(()))
+    }
+    fn list(&self, _: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        std::future::ready(Ok(Vec::new()))
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_refused_save_still_hands_back_the_checkpoint() {
+    let agent = agent_with(script(), &Counters::default()).build().unwrap();
+    let err = block_on(agent.session(&FullDisk, "s").prompt("Plan")).unwrap_err();
+    let AgentError::Saver {
+        source: SaverError::TooLarge { max: 10, .. },
+        checkpoint: Some(cp),
+    } = &err
+    else {
+        panic!("expected a saver error with the checkpoint, got {err:?}")
+    };
+    assert_eq!(cp.pending_tool_use_id.as_deref(), Some("q1"));
+    assert!(
+        err.to_string().starts_with("saver: checkpoint for key \"s\" is "),
+        "{err}"
+    );
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_model_failure_saves_the_progress_made_before_it() {
+    let saver = MemorySaver::new();
+    let model = TestModel::with_results([
+        Ok(turn(vec![call("q1", "ask_user", json!({"question": "Q?"}))])),
+        Err(resumable_agent::ModelError::Failed {
+            name: None,
+            message: "overloaded".into(),
+        }),
+        Ok(ModelResponse::text("done")),
+    ]);
+    let agent = agent_with(model, &Counters::default()).build().unwrap();
+    block_on(agent.session(&saver, "f").prompt("go")).unwrap();
+    assert!(matches!(
+        block_on(agent.session(&saver, "f").reply("yes")),
+        Err(AgentError::Model { .. })
+    ));
+    let saved = block_on(saver.get("f")).unwrap().unwrap();
+    assert!(!saved.is_interrupted(), "the answer is in the saved checkpoint");
+    let done = block_on(agent.session(&saver, "f").reply(""))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "done");
+}
