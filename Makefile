@@ -1,12 +1,14 @@
-# make test  - every test: lint, native, wasm (Node), the npm package in Node, TypeScript types
-# make demo  - the multi-turn example: pause, write the checkpoint to a file, resume in a new process
-# make pkg   - build the npm package into pkg/
+# make test       - every test: lint, native, wasm (Node), the npm package in Node, TypeScript types,
+#                   and both example Workers on local workerd with KV on disk
+# make demo       - the Rust example Worker under `wrangler dev` (local KV), called with curl-style requests
+# make demo-node  - the multi-turn loop in Node: pause, checkpoint to a file, resume in new processes
+# make pkg        - build the npm package into pkg/
 # Each target installs what a bare machine lacks (scripts/ensure-tools.sh) and is quick when all is there.
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: tools pkg test test-native test-wasm test-node lint demo clean
+.PHONY: tools pkg link worker test test-native test-wasm test-node test-workers lint demo demo-node clean
 
 tools:
 	@scripts/ensure-tools.sh
@@ -25,15 +27,27 @@ test-native: tools
 test-wasm: tools
 	cargo test --target wasm32-unknown-unknown --features js
 
-test-node: pkg
-	@ln -sfn ../pkg node_modules/resumable-agent  # the tests import the built package by its name
-	node --test tests/node/
+# The tests and examples import the built package by its name.
+link: pkg
+	@ln -sfn ../pkg node_modules/resumable-agent
+
+worker: tools
+	@scripts/build-worker.sh
+
+test-node: link
+	node --test 'tests/node/*.test.mjs'
 	tsc -p examples/typescript --noEmit
 
-test: lint test-native test-wasm test-node
+test-workers: link worker
+	node --test --test-concurrency=1 'tests/workers/*.test.mjs'
 
-demo: pkg
-	cd examples/node && npm install --no-audit --no-fund --loglevel=error && node demo.mjs
+test: lint test-native test-wasm test-node test-workers
+
+demo: link worker
+	node scripts/demo-worker.mjs
+
+demo-node: link
+	cd examples/node && node demo.mjs
 
 clean:
-	rm -rf pkg target node_modules examples/node/node_modules
+	rm -rf pkg target node_modules examples/*/node_modules examples/worker/build .wrangler

@@ -4,11 +4,17 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
+stamp=pkg/package.json
+if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh -newer "$stamp" -print -quit)" ]; then
+  exit 0
+fi
+
 rm -rf pkg
 wasm-pack --quiet build --target web --release --no-pack --out-dir pkg --out-name resumable_agent -- --features js
 # Debian's old binaryen silently breaks the .wasm; npm's is current. Features come from the module itself.
 wasm-opt -Oz pkg/resumable_agent_bg.wasm -o pkg/resumable_agent_bg.wasm
 cp pkg-template/* pkg/
+touch "$stamp"
 # wasm-pack's generated typings describe the raw exports; index.d.ts is the public contract.
 rm -f pkg/resumable_agent.d.ts pkg/resumable_agent_bg.wasm.d.ts pkg/.gitignore
 raw=$(wc -c < pkg/resumable_agent_bg.wasm)

@@ -6,6 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 WASM_PACK_VERSION=0.15.1
+WORKER_BUILD_VERSION=0.8.7
 # wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock exactly.
 WASM_BINDGEN_VERSION=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"$/\1/p')
 if [ -z "$WASM_BINDGEN_VERSION" ]; then
@@ -19,9 +20,10 @@ rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup targe
 # No --locked: wasm-bindgen-cli's lockfile pins a webpki-roots release this registry lacks.
 has wasm-bindgen "$WASM_BINDGEN_VERSION" || cargo install -q --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 has wasm-pack "$WASM_PACK_VERSION" || cargo install -q --force --locked wasm-pack --version "$WASM_PACK_VERSION"
+has worker-build "$WORKER_BUILD_VERSION" || cargo install -q --force --locked worker-build --version "$WORKER_BUILD_VERSION"
 
 # npm install (not ci: the registry lacks some other-platform builds the lockfile would name).
-if [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ] \
+if [ ! -x node_modules/.bin/wrangler ] || [ package.json -nt node_modules/.package-lock.json ] \
    || { [ -f package-lock.json ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   npm install --no-audit --no-fund --loglevel=error
 fi
