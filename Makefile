@@ -2,13 +2,15 @@
 #                   and both example Workers on local workerd with KV on disk
 # make demo       - the Rust example Worker under `wrangler dev` (local KV), called with curl-style requests
 # make demo-node  - the multi-turn loop in Node: pause, checkpoint to a file, resume in new processes
+# make demo-browser - the in-browser agent (examples/browser) on http://127.0.0.1:8788/
+# make bench      - the side-by-side benchmark against LangGraph, the OpenAI Agents SDK and the AI SDK
 # make pkg        - build the npm package into pkg/
 # Each target installs what a bare machine lacks (scripts/ensure-tools.sh) and is quick when all is there.
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: tools pkg link worker test test-native test-wasm test-node test-workers lint demo demo-node clean
+.PHONY: tools pkg link worker test test-native test-wasm test-node test-workers test-browser lint demo demo-node demo-browser bench clean
 
 tools:
 	@scripts/ensure-tools.sh
@@ -24,8 +26,9 @@ lint: tools
 test-native: tools
 	cargo test
 
+# Suites marked run_in_browser (IndexedDB) go to headless Chromium, the rest to Node.
 test-wasm: tools
-	cargo test --target wasm32-unknown-unknown --features js
+	CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --features js
 
 # The tests and examples import the built package by its name.
 link: pkg
@@ -41,13 +44,22 @@ test-node: link
 test-workers: link worker
 	node --test --test-concurrency=1 'tests/workers/*.test.mjs'
 
-test: lint test-native test-wasm test-node test-workers
+test-browser: link
+	node --test 'tests/browser/*.test.mjs'
+
+test: lint test-native test-wasm test-node test-workers test-browser
 
 demo: link worker
 	node scripts/demo-worker.mjs
 
 demo-node: link
 	cd examples/node && node demo.mjs
+
+demo-browser: link
+	node scripts/serve-browser.mjs 8788
+
+bench: link
+	bench/run.sh
 
 clean:
 	rm -rf pkg target node_modules examples/*/node_modules examples/worker/build .wrangler

@@ -7,6 +7,7 @@ export {
   scriptedModel,
   memorySaver,
   kvSaver,
+  indexedDbSaver,
   InterruptError,
   AgentError,
   CheckpointError,

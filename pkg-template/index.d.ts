@@ -285,6 +285,22 @@ export interface KvSaverOptions {
  */
 export function kvSaver(namespace: KVNamespaceLike, options?: KvSaverOptions): Saver;
 
+export interface IndexedDbSaverOptions {
+  /** Database name (default "resumable-agent"). */
+  dbName?: string;
+  /** Object store (default "checkpoints"); summaries go to "<storeName>-summaries". */
+  storeName?: string;
+  /** Write durability (default "strict": a paused run is on disk before the save resolves). */
+  durability?: 'strict' | 'relaxed' | 'default';
+}
+
+/**
+ * Checkpoints in IndexedDB (browsers and Web Workers): survive a reload, a crashed tab, and are shared by
+ * every tab of the origin. `list` reads a separate summaries store, never whole checkpoints. A full disk is
+ * a SaverError with code QUOTA_EXCEEDED; an upgrade blocked by another tab, code BLOCKED.
+ */
+export function indexedDbSaver(options?: IndexedDbSaverOptions): Saver;
+
 // ---- errors ----------------------------------------------------------------------------------------------
 
 /** Throw it in a tool to pause the run and ask the human `question`. */
@@ -333,7 +349,7 @@ export class SessionBusyError extends AgentError {
 
 /** A saver failed. In a session, `checkpoint` holds the run that could not be saved. */
 export class SaverError extends AgentError {
-  readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION';
+  readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION' | 'QUOTA_EXCEEDED' | 'BLOCKED';
   readonly checkpoint?: Checkpoint;
   readonly cause?: unknown;
 }

@@ -16,6 +16,15 @@ fi
 
 has() { [ -x "$CARGO_BIN/$1" ] && "$CARGO_BIN/$1" --version 2>/dev/null | grep -qw "$2"; }
 
+# Debian's Chromium and its driver, for the IndexedDB and page tests (as root; see TOOLCHAIN notes).
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
 rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 # No --locked: wasm-bindgen-cli's lockfile pins a webpki-roots release this registry lacks.
 has wasm-bindgen "$WASM_BINDGEN_VERSION" || cargo install -q --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"

@@ -114,6 +114,22 @@ pub enum SaverError {
         /// The store's limit.
         max: usize,
     },
+    /// The browser refused the write for lack of storage (IndexedDB's `QuotaExceededError`); nothing was written.
+    #[error("storage quota exceeded while saving key {key:?}; nothing was written ({message})")]
+    QuotaExceeded {
+        /// The key.
+        key: String,
+        /// What the browser said.
+        message: String,
+    },
+    /// Upgrading the database is blocked by another tab that keeps an older version open.
+    #[error(
+        "opening IndexedDB database {db:?} is blocked: another tab keeps an older version of it open; close or reload that tab and retry"
+    )]
+    Blocked {
+        /// The database name.
+        db: String,
+    },
     /// A saver option is out of range.
     #[error("invalid saver option: {0}")]
     Option(String),

@@ -35,7 +35,8 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `js` | the `#[wasm_bindgen]` API of the npm package (wasm32 only; off for Rust users) |
-//! | `kv` | [`KvSaver`](crate::Saver) over Cloudflare Workers KV, via the `worker` crate (wasm32 only) |
+//! | `kv` | `KvSaver` over Cloudflare Workers KV, via the `worker` crate (wasm32 only) |
+//! | `indexeddb` | `IndexedDbSaver` over the browser's IndexedDB, via `web-sys` (wasm32 only) |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -62,6 +63,8 @@ pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;
 pub use saver::kv_rules::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
+pub use saver::{Durability, IndexedDbOptions, IndexedDbSaver};
 pub use saver::{KvOptions, MemorySaver, SavedCheckpoint, Saver};
 pub use session::Session;
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

@@ -11,6 +11,8 @@ use crate::error::SaverError;
 use crate::platform::{MaybeSend, MaybeSync};
 
 // Used by the `kv` and `js` features; compiled (and unit-tested) everywhere.
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
+mod indexeddb;
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 mod kv;
 #[cfg_attr(
@@ -19,6 +21,8 @@ mod kv;
 )]
 pub(crate) mod kv_rules;
 
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
+pub use indexeddb::{Durability, IndexedDbOptions, IndexedDbSaver};
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use kv::KvSaver;
 pub use kv_rules::KvOptions;

@@ -134,6 +134,8 @@ fn saver_code(e: &SaverError) -> &'static str {
         SaverError::KeyLength { .. } => "KEY_LENGTH",
         SaverError::TooLarge { .. } => "TOO_LARGE",
         SaverError::Option(_) => "OPTION",
+        SaverError::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
+        SaverError::Blocked { .. } => "BLOCKED",
     }
 }
 

@@ -18,7 +18,7 @@ use crate::checkpoint::Checkpoint;
 use crate::error::SaverError;
 use crate::platform::MaybeSend;
 use crate::saver::kv_rules::{KvBackend, KvOptions, KvPage, KvStoreSaver};
-use crate::saver::{MemorySaver, SavedCheckpoint, Saver};
+use crate::saver::{Durability, IndexedDbOptions, IndexedDbSaver, MemorySaver, SavedCheckpoint, Saver};
 
 #[wasm_bindgen]
 extern "C" {
@@ -146,6 +146,7 @@ impl KvBackend for KvNamespace {
 enum Backing {
     Memory(MemorySaver),
     Kv(KvStoreSaver<KvNamespace>),
+    IndexedDb(IndexedDbSaver),
 }
 
 /// A saver implemented in Rust: `get`, `put`, `delete`, `list(prefix?)`, each returning a promise.
@@ -199,6 +200,39 @@ pub fn kv_saver(namespace: JsValue, options: JsValue) -> Result<JsSaverClass, Js
     })
 }
 
+/// `indexedDbSaver({ dbName?, storeName?, durability? })`: checkpoints in IndexedDB (browsers, Web Workers).
+#[wasm_bindgen(js_name = indexedDbSaver)]
+pub fn indexed_db_saver(options: JsValue) -> Result<JsSaverClass, JsValue> {
+    let mut opts = IndexedDbOptions::default();
+    if !options.is_undefined() && !options.is_null() {
+        for (key, slot) in [("dbName", &mut opts.db_name), ("storeName", &mut opts.store_name)] {
+            match get(&options, key) {
+                v if v.is_undefined() => {}
+                v => {
+                    *slot = v
+                        .as_string()
+                        .ok_or_else(|| config_error(format!("indexedDbSaver options.{key}: expected a string")))?
+                }
+            }
+        }
+        match get(&options, "durability").as_string().as_deref() {
+            None if get(&options, "durability").is_undefined() => {}
+            Some("strict") => opts.durability = Durability::Strict,
+            Some("relaxed") => opts.durability = Durability::Relaxed,
+            Some("default") => opts.durability = Durability::Default,
+            _ => {
+                return Err(config_error(
+                    r#"indexedDbSaver options.durability: expected "strict", "relaxed" or "default""#.into(),
+                ));
+            }
+        }
+    }
+    let saver = IndexedDbSaver::new(opts).map_err(saver_error)?;
+    Ok(JsSaverClass {
+        inner: Rc::new(Backing::IndexedDb(saver)),
+    })
+}
+
 async fn get_js<S: Saver>(saver: &S, key: &str) -> Result<JsValue, JsValue> {
     let found = saver.get(key).await.map_err(saver_error)?;
     Ok(found.map_or(JsValue::NULL, |cp| to_js(&cp)))
@@ -227,6 +261,7 @@ impl JsSaverClass {
             match &*inner {
                 Backing::Memory(s) => get_js(s, &key).await,
                 Backing::Kv(s) => get_js(s, &key).await,
+                Backing::IndexedDb(s) => get_js(s, &key).await,
             }
         })
     }
@@ -240,6 +275,7 @@ impl JsSaverClass {
             match &*inner {
                 Backing::Memory(s) => put_js(s, &key, &cp).await,
                 Backing::Kv(s) => put_js(s, &key, &cp).await,
+                Backing::IndexedDb(s) => put_js(s, &key, &cp).await,
             }
         })
     }
@@ -251,6 +287,7 @@ impl JsSaverClass {
             match &*inner {
                 Backing::Memory(s) => delete_js(s, &key).await,
                 Backing::Kv(s) => delete_js(s, &key).await,
+                Backing::IndexedDb(s) => delete_js(s, &key).await,
             }
         })
     }
@@ -263,6 +300,7 @@ impl JsSaverClass {
             match &*inner {
                 Backing::Memory(s) => list_js(s, &prefix).await,
                 Backing::Kv(s) => list_js(s, &prefix).await,
+                Backing::IndexedDb(s) => list_js(s, &prefix).await,
             }
         })
     }
