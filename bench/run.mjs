@@ -1,0 +1,223 @@
+// The benchmark's entry point (`make bench` -> bench/run.sh -> `node --expose-gc run.mjs`).
+// Runs every figure for LangGraph, the OpenAI Agents SDK, the AI SDK and ours on this machine, in one run,
+// prints one markdown table (plus ms/step per n) and writes it to results.md (raw numbers: results.json).
+// Progress goes to stderr; the tables go to stdout.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { buildWorker, buildNode, runInWorkerd, COMPAT_DATE } from './lib/bundle.mjs';
+import { coldStart, bareNode } from './lib/cold.mjs';
+import { N_VALUES, ANSWER, finalText } from './lib/workload.mjs';
+
+const BENCH = fileURLToPath(new URL('./', import.meta.url));
+const FRAMEWORKS = [
+  { id: 'langgraph', column: 'LangGraph' },
+  { id: 'openai-agents', column: 'OpenAI Agents' },
+  { id: 'ai-sdk', column: 'AI SDK' },
+  { id: 'ours', column: 'ours' },
+];
+const started = performance.now();
+const log = (msg) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${msg}\n`);
+
+/** Runs `node --expose-gc <script> <arg>` in a fresh process and parses the JSON it prints. */
+function child(script, arg) {
+  const r = spawnSync(process.execPath, ['--expose-gc', join(BENCH, script), arg], {
+    cwd: BENCH,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    timeout: 300_000,
+  });
+  if (r.status !== 0) throw new Error(`${script} ${arg} failed (${r.status ?? r.signal}):\n${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1));
+}
+
+const version = (pkg) => JSON.parse(readFileSync(join(BENCH, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+
+// ---- 1-3: timing and sizes, one process per framework -------------------------------------------------
+log('floor (JSON.stringify + JSON.parse of a plain message array)');
+const floor = child('lib/measure.mjs', 'floor');
+const timing = {};
+for (const fw of FRAMEWORKS) {
+  log(`W(n) for n in {${N_VALUES.join(', ')}}: ${fw.column}`);
+  timing[fw.id] = child('lib/measure.mjs', fw.id);
+}
+
+// ---- 6: memory while paused at n=200 ------------------------------------------------------------------
+const memory = {};
+for (const fw of FRAMEWORKS) {
+  log(`memory held while paused at n=200: ${fw.column}`);
+  memory[fw.id] = child('lib/memory.mjs', fw.id);
+}
+
+// ---- 4: Worker bundles, and whether they run in workerd without nodejs_compat --------------------------
+const bundles = {};
+for (const fw of FRAMEWORKS) {
+  log(`Worker bundle + workerd: ${fw.column}`);
+  const b = await buildWorker(fw.id);
+  const expectText = finalText(ANSWER);
+  const plain = await runInWorkerd(b, { nodejsCompat: false, expectText });
+  const compat = plain.ok ? null : await runInWorkerd(b, { nodejsCompat: true, expectText });
+  bundles[fw.id] = {
+    ...b,
+    runsWithoutCompat: plain.ok,
+    runsWithCompat: plain.ok || compat.ok,
+    failureWithoutCompat: plain.ok ? null : (plain.log.match(/(Uncaught [^\n]*|Error: [^\n]*)/)?.[1] ?? `HTTP ${plain.status}`),
+    failureWithCompat: compat && !compat.ok ? compat.log.slice(0, 300) : null,
+  };
+}
+
+// ---- 5: cold start --------------------------------------------------------------------------------------
+log('cold start: bare node');
+const bare = bareNode();
+const cold = {};
+for (const fw of FRAMEWORKS) {
+  log(`cold start: ${fw.column}`);
+  cold[fw.id] = coldStart(await buildNode(fw.id));
+}
+
+// ---- the tables -----------------------------------------------------------------------------------------
+const f1 = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
+const ratio = (x) => `${x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)}×`;
+const kib = (b) => (b / 1024).toFixed(1);
+const N = 200;
+const fl = floor.byN[N];
+const floorMs = fl.stringifyMs + fl.parseMs;
+
+const figures = {};
+for (const fw of FRAMEWORKS) {
+  const t = timing[fw.id].byN;
+  const b = bundles[fw.id];
+  const m = memory[fw.id];
+  figures[fw.id] = {
+    msStep200: t[200].msPerStep,
+    msStep10: t[10].msPerStep,
+    pauseResumeRatio: (t[N].pauseMs + t[N].resumeFirstCallMs) / floorMs,
+    pauseRatio: t[N].pauseMs / fl.stringifyMs,
+    resumeRatio: t[N].resumeFirstCallMs / fl.parseMs,
+    bytesRatio: t[N].checkpointBytes / fl.bytes,
+    gzipRatio: t[N].checkpointGzip / fl.gzip,
+    bundleGzipKiB: (b.jsGzip + b.wasmGzip) / 1024,
+    coldMs: cold[fw.id].medianMs,
+    heldBytes: m.heldBytes,
+  };
+}
+
+const targets = {
+  msStep200: { text: '≤ 0.2', ok: (v) => v <= 0.2 },
+  msStep10: { text: '≤ 0.1', ok: (v) => v <= 0.1 },
+  pauseResumeRatio: { text: '≤ 3×', ok: (v) => v <= 3 },
+  bytesRatio: { text: '≤ 1.1×', ok: (v) => v <= 1.1 },
+  bundleGzipKiB: { text: '≤ 100', ok: (v) => v <= 100 },
+  coldMs: { text: '≤ 110', ok: (v) => v <= 110 },
+};
+const met = (key) => (targets[key] ? (targets[key].ok(figures.ours[key]) ? 'yes' : '**no**') : '');
+
+const rows = [];
+const row = (label, key, cell, target = targets[key]?.text ?? '—') =>
+  rows.push(`| ${label} | ${FRAMEWORKS.map((fw) => cell(fw.id)).join(' | ')} | ${target} | ${met(key)} |`);
+
+row('ms per step, n=200 (whole W(n), pause and resume included; median)', 'msStep200', (id) => f1(figures[id].msStep200));
+row('ms per step, n=10', 'msStep10', (id) => f1(figures[id].msStep10));
+row(
+  `pause+resume ÷ floor, n=200 (floor ${f1(floorMs)} ms); in brackets: pause + string→first model call, ms`,
+  'pauseResumeRatio',
+  (id) => `${ratio(figures[id].pauseResumeRatio)} (${f1(timing[id].byN[N].pauseMs)} + ${f1(timing[id].byN[N].resumeFirstCallMs)})`,
+);
+row(
+  `pause ÷ floor stringify (${f1(fl.stringifyMs)} ms) / resume ÷ floor parse (${f1(fl.parseMs)} ms), n=200`,
+  'split',
+  (id) => `${ratio(figures[id].pauseRatio)} / ${ratio(figures[id].resumeRatio)}`,
+);
+row(
+  `checkpoint bytes ÷ floor, n=200 (floor ${kib(fl.bytes)} KiB); in brackets: raw KiB`,
+  'bytesRatio',
+  (id) => `${ratio(figures[id].bytesRatio)} (${kib(timing[id].byN[N].checkpointBytes)})`,
+);
+row(
+  `checkpoint gzip ÷ floor gzip, n=200 (floor ${kib(fl.gzip)} KiB); in brackets: gzip KiB`,
+  'gzipRatio',
+  (id) => `${ratio(figures[id].gzipRatio)} (${kib(timing[id].byN[N].checkpointGzip)})`,
+);
+row(
+  'Worker bundle, gzip KiB (esbuild ESM minified; ours = JS + .wasm)',
+  'bundleGzipKiB',
+  (id) => {
+    const b = bundles[id];
+    const split = b.wasmBytes ? ` (${kib(b.jsGzip)} JS + ${kib(b.wasmGzip)} wasm)` : '';
+    return `${kib(b.jsGzip + b.wasmGzip)}${split}`;
+  },
+);
+row(
+  'Worker bundle, raw KiB',
+  'bundleRaw',
+  (id) => kib(bundles[id].jsBytes + bundles[id].wasmBytes),
+);
+row(
+  `needs nodejs_compat (ran in workerd ${version('workerd')}, compat date ${COMPAT_DATE})`,
+  'compat',
+  (id) => {
+    const b = bundles[id];
+    if (b.runsWithoutCompat) return 'no';
+    if (b.runsWithCompat) return `yes${b.builtinsImported.length ? ` (imports ${b.builtinsImported.length} Node built-ins)` : ''}`;
+    return 'fails even with it';
+  },
+  'no',
+);
+row(`cold start, whole process ms (bare node ${f1(bare.medianMs)})`, 'coldMs', (id) => f1(figures[id].coldMs));
+row(
+  'memory held while paused, n=200: JS heap + external (wasm / ArrayBuffers), KiB',
+  'memory',
+  (id) => {
+    const m = memory[id];
+    const ext = m.externalDelta;
+    return `${kib(m.heldBytes)} (${kib(m.heapUsedDelta)} heap + ${kib(ext)} ${id === 'ours' ? 'wasm' : 'ext'})`;
+  },
+);
+
+const header = `| figure | ${FRAMEWORKS.map((fw) => fw.column).join(' | ')} | target (ours) | ours meets |`;
+const sep = `|---|${FRAMEWORKS.map(() => '---:').join('|')}|---:|:---:|`;
+const main = [header, sep, ...rows].join('\n');
+
+const perN = [
+  `| n | ${FRAMEWORKS.map((fw) => fw.column).join(' | ')} | floor: stringify + parse, ms | floor bytes |`,
+  `|---:|${FRAMEWORKS.map(() => '---:').join('|')}|---:|---:|`,
+  ...N_VALUES.map(
+    (n) =>
+      `| ${n} | ${FRAMEWORKS.map((fw) => `${f1(timing[fw.id].byN[n].msPerStep)}`).join(' | ')} | ${f1(floor.byN[n].stringifyMs + floor.byN[n].parseMs)} | ${floor.byN[n].bytes} |`,
+  ),
+].join('\n');
+
+const versions = {
+  '@langchain/langgraph': version('@langchain/langgraph'),
+  '@langchain/core': version('@langchain/core'),
+  '@openai/agents': version('@openai/agents'),
+  ai: version('ai'),
+  zod: version('zod'),
+  esbuild: version('esbuild'),
+  workerd: version('workerd'),
+  'resumable-agent': version('resumable-agent'),
+};
+const reps = FRAMEWORKS.map((fw) => `${fw.column} ${N_VALUES.map((n) => timing[fw.id].byN[n].reps).join('/')}`).join(', ');
+const elapsed = (performance.now() - started) / 1000;
+const report = `## Benchmark: W(n) pause/resume, same machine, one run
+
+Node ${process.version} on ${cpus().length} × ${cpus()[0]?.model?.trim() ?? 'CPU'}. ${Object.entries(versions).map(([k, v]) => `${k} ${v}`).join(', ')} (ours: ${kib(bundles.ours.wasmBytes)} KiB .wasm).
+
+${main}
+
+ms per step (median; whole W(n) ÷ n):
+
+${perN}
+
+Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
+`;
+
+process.stdout.write(`${report}\n`);
+writeFileSync(join(BENCH, 'results.md'), report);
+writeFileSync(
+  join(BENCH, 'results.json'),
+  `${JSON.stringify({ node: process.version, versions, floor, timing, memory, bundles, cold, bare, figures, elapsedSeconds: elapsed }, null, 2)}\n`,
+);
+log('done: results.md, results.json');
