@@ -20,11 +20,11 @@ pkg: tools
 
 lint: tools
 	cargo fmt --all -- --check
-	cargo clippy --all-targets -- -D warnings
+	cargo clippy --all-targets --features reqwest -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --features js,kv --lib -- -D warnings
 
 test-native: tools
-	cargo test
+	cargo test --features reqwest
 
 # Suites marked run_in_browser (IndexedDB) go to headless Chromium, the rest to Node.
 test-wasm: tools
@@ -38,7 +38,7 @@ worker: tools
 	@scripts/build-worker.sh
 
 test-node: link
-	node --test 'tests/node/*.test.mjs'
+	node --test 'tests/node/*.test.mjs' 'tests/providers/*.test.mjs'
 	tsc -p examples/typescript --noEmit
 
 test-workers: link worker

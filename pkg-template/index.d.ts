@@ -134,6 +134,43 @@ export type ScriptedResponse =
  */
 export function scriptedModel(responses: ScriptedResponse[]): Model;
 
+// ---- providers ---------------------------------------------------------------------------------------------
+
+interface ProviderOptions {
+  /** Model name. */
+  model: string;
+  /** API base URL (Anthropic default https://api.anthropic.com; OpenAI default https://api.openai.com/v1). */
+  baseURL?: string;
+  /** Longest answer, in tokens (Anthropic default 4096). */
+  maxTokens?: number;
+  /** Extra headers for every request. */
+  headers?: Record<string, string>;
+  /** Retries for 408, 429, 529, 5xx and network failures, with exponential backoff honouring retry-after (default 2). */
+  maxRetries?: number;
+  /** Per-request timeout in milliseconds (default 120000). */
+  timeoutMs?: number;
+  /** Aborts every request when it aborts. */
+  signal?: AbortSignal;
+}
+
+/** The Anthropic Messages API over fetch. The key stays inside the model: never in a checkpoint or an error. */
+export function anthropic(options: ProviderOptions & {
+  apiKey: string;
+  /** Sends anthropic-dangerous-direct-browser-access: true, to call the API from a browser page. */
+  dangerouslyAllowBrowser?: boolean;
+}): Model;
+
+/** OpenAI Chat Completions over fetch; with `baseURL`, any compatible server (Ollama, vLLM, llama.cpp, OpenRouter, Groq, Workers AI). */
+export function openai(options: ProviderOptions & { apiKey?: string }): Model;
+
+/** The part of the Workers AI binding (`env.AI`) the provider uses. */
+export interface AiBindingLike {
+  run(model: string, inputs: unknown): Promise<unknown>;
+}
+
+/** Workers AI through its binding, for Workers without an API key. */
+export function workersAI(binding: AiBindingLike, options: { model: string }): Model;
+
 // ---- tools ---------------------------------------------------------------------------------------------
 
 /** A field of the schema builder; `T` is the value type, `R` whether it is required. */
@@ -330,6 +367,12 @@ export class MaxIterationsError extends AgentError {
 
 /** The model threw or answered with something unusable. */
 export class ModelError extends AgentError {
+  /** For HTTP providers: "anthropic", "openai", "workers-ai". */
+  readonly provider?: string;
+  /** For HTTP providers: the status, or null for a network failure or timeout. */
+  readonly status?: number | null;
+  /** For HTTP providers: whether trying again may work (408, 429, 529, 5xx, network). */
+  readonly retryable?: boolean;
   /** The run before the failed call: resume it with `''` once the model works again. */
   readonly checkpoint: Checkpoint;
   /** What the model function threw, if it threw. */

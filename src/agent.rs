@@ -209,6 +209,17 @@ async fn call_tool(config: &AgentConfig, run_id: &str, call: &crate::message::To
             known.join(", ")
         ));
     };
+    // Providers keep arguments that were not a JSON object as their raw text: answer, don't run.
+    if !call.input.is_object() {
+        let raw = call
+            .input
+            .as_str()
+            .map_or_else(|| call.input.to_string(), str::to_owned);
+        return ToolOutcome::Error(format!(
+            "the arguments of this call are not a JSON object, so {} did not run: {raw}; call it again with valid JSON arguments",
+            call.name
+        ));
+    }
     let ctx = ToolContext {
         tool_use_id: &call.id,
         run_id,

@@ -64,6 +64,18 @@ pub enum ModelError {
         /// What the model reported.
         message: String,
     },
+    /// An HTTP provider answered with an error status, or could not be reached (`status` is `None`).
+    #[error("{provider} request failed{}: {message}", status.map(|s| format!(" with HTTP {s}")).unwrap_or_default())]
+    Http {
+        /// `"anthropic"`, `"openai"`, ...
+        provider: String,
+        /// The HTTP status, or `None` for a network failure or timeout.
+        status: Option<u16>,
+        /// The provider's own message (the API key is never in it).
+        message: String,
+        /// True for 408, 429, 529, 5xx and network failures: trying again may work.
+        retryable: bool,
+    },
     /// The response does not have the expected shape.
     #[error("model response {path}: {problem}")]
     InvalidResponse {

@@ -46,6 +46,7 @@ mod error;
 mod message;
 mod model;
 mod platform;
+pub mod provider;
 mod run;
 mod saver;
 mod session;

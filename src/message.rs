@@ -33,7 +33,7 @@ pub struct Message {
 }
 
 /// A message's content: `string | MessageContent[]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
@@ -43,7 +43,7 @@ pub enum Content {
 }
 
 /// One content block (`MessageContent` in the reference).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     /// `{ type: "text", text }`
@@ -171,6 +171,92 @@ impl Message {
         self.blocks().iter().filter_map(|b| match b {
             ContentBlock::ToolResult(r) => Some(r),
             _ => None,
+        })
+    }
+}
+
+// Hand-written decoding: serde's derived untagged / internally tagged enums buffer every value into an
+// intermediate tree first, which costs time on every resume and a lot of code in the .wasm.
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Content;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or an array of content blocks")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Content, E> {
+                Ok(Content::Text(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Content, E> {
+                Ok(Content::Text(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
+                while let Some(b) = seq.next_element::<ContentBlock>()? {
+                    blocks.push(b);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// Every field any block may have; which ones are required depends on `type`.
+#[derive(Deserialize)]
+struct AnyBlock {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    url: Option<String>,
+    #[serde(rename = "mimeType")]
+    mime_type: Option<String>,
+    data: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Value>,
+    #[serde(rename = "toolUseId")]
+    tool_use_id: Option<String>,
+    content: Option<String>,
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let b = AnyBlock::deserialize(deserializer)?;
+        let need = |v: Option<String>, field: &'static str| v.ok_or_else(|| D::Error::missing_field(field));
+        Ok(match b.kind.as_str() {
+            "text" => ContentBlock::Text {
+                text: need(b.text, "text")?,
+            },
+            "image" => ContentBlock::Image {
+                url: need(b.url, "url")?,
+                mime_type: b.mime_type,
+            },
+            "image_base64" => ContentBlock::ImageBase64 {
+                data: need(b.data, "data")?,
+                mime_type: need(b.mime_type, "mimeType")?,
+            },
+            "tool_use" => ContentBlock::ToolUse(ToolUse {
+                id: need(b.id, "id")?,
+                name: need(b.name, "name")?,
+                input: b.input.ok_or_else(|| D::Error::missing_field("input"))?,
+            }),
+            "tool_result" => ContentBlock::ToolResult(ToolResult {
+                tool_use_id: need(b.tool_use_id, "toolUseId")?,
+                content: need(b.content, "content")?,
+                is_error: b.is_error.unwrap_or(false),
+            }),
+            other => {
+                return Err(D::Error::unknown_variant(
+                    other,
+                    &["text", "image", "image_base64", "tool_use", "tool_result"],
+                ));
+            }
         })
     }
 }

@@ -34,6 +34,23 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [ToolDefinition],
 }
 
+impl<'a> ModelRequest<'a> {
+    /// A request without system instructions.
+    pub fn new(messages: &'a [Message], tools: &'a [ToolDefinition]) -> Self {
+        ModelRequest {
+            system: None,
+            messages,
+            tools,
+        }
+    }
+
+    /// The same request with system instructions.
+    pub fn with_system(mut self, system: &'a str) -> Self {
+        self.system = Some(system);
+        self
+    }
+}
+
 /// The model's answer: `{ content, usage? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelResponse {

@@ -661,3 +661,25 @@ fn scripted_model_answers_by_conversation_turn_so_a_fresh_instance_resumes_corre
         "scripted model: the script has 2 responses but the conversation asks for assistant turn 3; add a response to the script"
     );
 }
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn arguments_that_are_not_a_json_object_are_answered_with_an_error_and_the_tool_does_not_run() {
+    let counters = Counters::default();
+    let model = TestModel::new([
+        turn(vec![call("bad", "lookup", json!("{\"key\": oops"))]),
+        turn(vec![call("good", "lookup", json!({"key": "k"}))]),
+        ModelResponse::text("recovered"),
+    ]);
+    let agent = agent_with(model, &counters).build().unwrap();
+    let done = block_on(agent.prompt("go")).unwrap().assert_complete().unwrap();
+    let (id, content, is_error) = result_blocks(&done.messages()[2]).remove(0);
+    assert_eq!(id, "bad");
+    assert!(is_error);
+    assert!(
+        content.contains("not a JSON object, so lookup did not run: {\"key\": oops"),
+        "{content}"
+    );
+    assert_eq!(Counters::get(&counters.lookup), 1, "only the corrected call ran");
+    assert_eq!(done.text, "recovered");
+}

@@ -179,10 +179,7 @@ impl IndexedDbSaver {
         let req = request.clone();
         let create: Vec<String> = stores.iter().map(|s| (*s).to_owned()).collect();
         let on_upgrade = Closure::<dyn FnMut(Event)>::new(move |_| {
-            if let Ok(db) = req
-                .result()
-                .and_then(|r| r.dyn_into::<IdbDatabase>())
-            {
+            if let Ok(db) = req.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
                 for s in &create {
                     if !db.object_store_names().contains(s) {
                         let _ = db.create_object_store(s);

@@ -29,7 +29,7 @@ pub use kv_rules::KvOptions;
 
 /// One saved checkpoint in a listing: its key and its summary (no messages loaded).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "FlatSaved")]
 #[non_exhaustive]
 pub struct SavedCheckpoint {
     /// The key it is stored under.
@@ -37,6 +37,38 @@ pub struct SavedCheckpoint {
     /// What a listing shows.
     #[serde(flatten)]
     pub summary: CheckpointSummary,
+}
+
+/// The JSON form of [`SavedCheckpoint`], decoded in one pass (serde's `flatten` buffers).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FlatSaved {
+    key: String,
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    updated_at: Option<u64>,
+    iterations: u32,
+    usage: crate::message::Usage,
+    interrupted: bool,
+    #[serde(default)]
+    question: Option<String>,
+    message_count: usize,
+}
+
+impl From<FlatSaved> for SavedCheckpoint {
+    fn from(f: FlatSaved) -> Self {
+        let summary = CheckpointSummary {
+            run_id: f.run_id,
+            updated_at: f.updated_at,
+            iterations: f.iterations,
+            usage: f.usage,
+            interrupted: f.interrupted,
+            question: f.question,
+            message_count: f.message_count,
+        };
+        SavedCheckpoint { key: f.key, summary }
+    }
 }
 
 /// Stores checkpoints by key: memory, Workers KV, IndexedDB, or your own.

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::glue::{error_message, make_error};
 use crate::agent::Outcome;
 use crate::checkpoint::Checkpoint;
-use crate::error::{AgentError, SaverError};
+use crate::error::{AgentError, ModelError, SaverError};
 
 /// Any serializable value as a fresh JS value (JSON text + one `JSON.parse`).
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
@@ -61,6 +61,12 @@ pub(crate) fn agent_error(error: AgentError, cause: Option<JsValue>) -> JsValue 
         ),
         AgentError::Model { checkpoint, .. } => {
             let mut pairs = vec![("checkpoint", to_js(&*checkpoint))];
+            // A provider's HTTP details travel up from the error the model function threw.
+            for key in ["provider", "status", "retryable"] {
+                if let Some(v) = cause.as_ref().map(|c| get(c, key)).filter(|v| !v.is_undefined()) {
+                    pairs.push((key, v));
+                }
+            }
             pairs.extend(cause.map(|c| ("cause", c)));
             make_error("ModelError", &message, &fields(&pairs))
         }
@@ -137,6 +143,25 @@ fn saver_code(e: &SaverError) -> &'static str {
         SaverError::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
         SaverError::Blocked { .. } => "BLOCKED",
     }
+}
+
+/// A model failure as a JS `ModelError`, with `provider`, `status` and `retryable` for HTTP failures.
+pub(crate) fn model_error(e: ModelError) -> JsValue {
+    let message = e.to_string();
+    let pairs: Vec<(&str, JsValue)> = match e {
+        ModelError::Http {
+            provider,
+            status,
+            retryable,
+            ..
+        } => vec![
+            ("provider", provider.into()),
+            ("status", status.map_or(JsValue::NULL, JsValue::from)),
+            ("retryable", retryable.into()),
+        ],
+        _ => Vec::new(),
+    };
+    make_error("ModelError", &message, &fields(&pairs))
 }
 
 /// A saver's own failure (outside a session) as a JS `SaverError` with its `code`.

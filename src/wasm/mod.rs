@@ -7,6 +7,7 @@
 mod adapters;
 mod convert;
 mod glue;
+mod providers;
 mod savers;
 
 use std::rc::Rc;

@@ -1,0 +1,112 @@
+//! `FetchClient`: HTTP through the host's `fetch` (Cloudflare Workers, browsers, Node ≥ 18).
+
+use std::future::Future;
+use std::time::Duration;
+
+use js_sys::{Object, Promise, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::{HttpClient, HttpRequest, HttpResponse};
+use crate::platform::MaybeSend;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = fetch, catch)]
+    fn global_fetch(url: &str, init: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(callback: &js_sys::Function, ms: f64) -> JsValue;
+
+    type FetchResponse;
+    #[wasm_bindgen(method, getter)]
+    fn status(this: &FetchResponse) -> u16;
+    #[wasm_bindgen(method, getter)]
+    fn headers(this: &FetchResponse) -> FetchHeaders;
+    #[wasm_bindgen(method, catch)]
+    fn text(this: &FetchResponse) -> Result<Promise, JsValue>;
+
+    type FetchHeaders;
+    #[wasm_bindgen(method)]
+    fn get(this: &FetchHeaders, name: &str) -> Option<String>;
+
+    type AbortSignal;
+    #[wasm_bindgen(static_method_of = AbortSignal, js_name = timeout, catch)]
+    fn abort_after(ms: f64) -> Result<AbortSignal, JsValue>;
+}
+
+/// The host's `fetch`, with `AbortSignal.timeout` for the request timeout and `setTimeout` for backoff.
+#[derive(Debug, Clone, Default)]
+pub struct FetchClient {
+    signal: Option<JsValue>,
+}
+
+impl FetchClient {
+    /// A client whose requests also stop when `signal` (an `AbortSignal`) aborts.
+    pub fn with_signal(signal: JsValue) -> Self {
+        FetchClient { signal: Some(signal) }
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(static_method_of = AbortSignal, js_name = any, catch)]
+    fn any_of(signals: &js_sys::Array) -> Result<AbortSignal, JsValue>;
+}
+
+fn message(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>().map_or_else(
+        || format!("{e:?}"),
+        |e| format!("{}: {}", String::from(e.name()), String::from(e.message())),
+    )
+}
+
+impl HttpClient for FetchClient {
+    fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
+        async move {
+            let headers = Object::new();
+            for (k, v) in &request.headers {
+                let _ = Reflect::set(&headers, &k.into(), &v.into());
+            }
+            let init = Object::new();
+            let _ = Reflect::set(&init, &"method".into(), &"POST".into());
+            let _ = Reflect::set(&init, &"headers".into(), &headers);
+            let _ = Reflect::set(&init, &"body".into(), &request.body.into());
+            let timeout = AbortSignal::abort_after(request.timeout.as_millis() as f64)
+                .ok()
+                .map(JsValue::from);
+            let signal = match (timeout, &self.signal) {
+                (Some(t), Some(s)) => AbortSignal::any_of(&js_sys::Array::of2(&t, s))
+                    .ok()
+                    .map(JsValue::from)
+                    .or(Some(s.clone())),
+                (t, s) => t.or_else(|| s.clone()),
+            };
+            if let Some(signal) = signal {
+                let _ = Reflect::set(&init, &"signal".into(), &signal);
+            }
+            let response: FetchResponse = JsFuture::from(global_fetch(&request.url, &init).map_err(|e| message(&e))?)
+                .await
+                .map_err(|e| message(&e))?
+                .unchecked_into();
+            let body = JsFuture::from(response.text().map_err(|e| message(&e))?)
+                .await
+                .map_err(|e| message(&e))?;
+            Ok(HttpResponse::new(
+                response.status(),
+                response.headers().get("retry-after"),
+                body.as_string().unwrap_or_default(),
+            ))
+        }
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
+        let ms = duration.as_millis() as f64;
+        let promise = Promise::new(&mut |resolve, _| {
+            set_timeout(&resolve, ms);
+        });
+        async move {
+            let _ = JsFuture::from(promise).await;
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! Real model providers over HTTP: the wire formats (pure mapping, no I/O) and one retrying model
+//! over a small [`HttpClient`] (`fetch` on wasm32; `reqwest` natively behind the `reqwest` feature).
+
+use std::future::Future;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::ModelError;
+use crate::model::{Model, ModelRequest, ModelResponse};
+use crate::platform::{MaybeSend, MaybeSync};
+
+pub mod anthropic;
+pub mod openai;
+
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+mod fetch;
+#[cfg(all(not(target_arch = "wasm32"), feature = "reqwest"))]
+mod native;
+
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+pub use fetch::FetchClient;
+#[cfg(all(not(target_arch = "wasm32"), feature = "reqwest"))]
+pub use native::ReqwestClient;
+
+/// One HTTP request: always a JSON POST.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HttpRequest {
+    /// Absolute URL.
+    pub url: String,
+    /// Header names and values (the API key among them: never log this struct).
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: String,
+    /// Give up after this long.
+    pub timeout: Duration,
+}
+
+/// One HTTP response.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HttpResponse {
+    /// Status code.
+    pub status: u16,
+    /// The `retry-after` header, if any.
+    pub retry_after: Option<String>,
+    /// Body text.
+    pub body: String,
+}
+
+impl HttpResponse {
+    /// A response.
+    pub fn new(status: u16, retry_after: Option<String>, body: String) -> Self {
+        HttpResponse {
+            status,
+            retry_after,
+            body,
+        }
+    }
+}
+
+/// Sends requests and waits; the only I/O a provider does.
+pub trait HttpClient: MaybeSend + MaybeSync {
+    /// Sends `request`. `Err` is a network failure or a timeout, with a message.
+    fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend;
+    /// Waits `duration` (between retries).
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend;
+}
+
+/// A provider's wire format: how a request is written and a response read. No I/O.
+pub trait WireFormat: MaybeSend + MaybeSync {
+    /// Name used in errors (`"anthropic"`, `"openai"`).
+    fn name(&self) -> &'static str;
+    /// The HTTP request for `request` (URL, headers with the key, JSON body).
+    fn request(&self, request: &ModelRequest<'_>) -> HttpRequest;
+    /// Our response from a 2xx body.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidResponse`] when the body is not what the API documents.
+    fn response(&self, body: &Value) -> Result<ModelResponse, ModelError>;
+    /// The provider's own error message in an error body, if it has one.
+    fn error_message(&self, body: &Value) -> Option<String> {
+        body.pointer("/error/message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+}
+
+/// Retry policy for rate limits (429), overload (529) and server errors (5xx).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retry {
+    /// Retries after the first attempt (default 2).
+    pub max_retries: u32,
+    /// First backoff; doubled each retry (default 500 ms).
+    pub initial_backoff: Duration,
+    /// Longest wait, also for a `retry-after` header (default 30 s).
+    pub max_backoff: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Retry {
+    /// Retries after the first attempt.
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// The first backoff (doubled each retry) and the longest wait.
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.initial_backoff = initial;
+        self.max_backoff = max;
+        self
+    }
+}
+
+/// A [`Model`] speaking `W` over `C`, with retries and a timeout; the API key is redacted from errors.
+pub struct HttpModel<W, C> {
+    wire: W,
+    client: C,
+    retry: Retry,
+    secret: String,
+}
+
+impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
+    /// A model over `client`. `secret` (the API key) is scrubbed from every error message.
+    pub fn new(wire: W, client: C, secret: impl Into<String>) -> Self {
+        HttpModel {
+            wire,
+            client,
+            retry: Retry::default(),
+            secret: secret.into(),
+        }
+    }
+
+    /// Sets the retry policy.
+    pub fn retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    fn redact(&self, text: &str) -> String {
+        if self.secret.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(&self.secret, "[redacted]")
+        }
+    }
+
+    fn http_error(&self, status: Option<u16>, message: &str) -> ModelError {
+        let retryable = status.is_none_or(is_retryable);
+        ModelError::Http {
+            provider: self.wire.name().to_owned(),
+            status,
+            message: self.redact(message),
+            retryable,
+        }
+    }
+
+    fn backoff(&self, attempt: u32, retry_after: Option<&str>) -> Duration {
+        let exponential = self.retry.initial_backoff.saturating_mul(2u32.saturating_pow(attempt));
+        let wait = retry_after
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0);
+        wait.map_or(exponential, Duration::from_secs_f64)
+            .min(self.retry.max_backoff)
+    }
+}
+
+/// 429, 529 (overloaded), 408 and 5xx are worth retrying; other 4xx are not.
+fn is_retryable(status: u16) -> bool {
+    matches!(status, 408 | 429 | 529) || (500..600).contains(&status)
+}
+
+impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        let http = self.wire.request(&request);
+        async move {
+            let mut attempt = 0;
+            loop {
+                let (error, retry_after) = match self.client.send(http.clone()).await {
+                    Err(network) => (self.http_error(None, &network), None),
+                    Ok(r) if (200..300).contains(&r.status) => {
+                        let body: Value = serde_json::from_str(&r.body).map_err(|e| ModelError::InvalidResponse {
+                            path: String::new(),
+                            problem: format!("{} answered with invalid JSON: {e}", self.wire.name()),
+                        })?;
+                        return self.wire.response(&body);
+                    }
+                    Ok(r) => {
+                        let body: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+                        let message = self.wire.error_message(&body).unwrap_or_else(|| truncate(&r.body, 300));
+                        (self.http_error(Some(r.status), &message), r.retry_after)
+                    }
+                };
+                let retryable = matches!(error, ModelError::Http { retryable: true, .. });
+                if !retryable || attempt >= self.retry.max_retries {
+                    return Err(error);
+                }
+                self.client.sleep(self.backoff(attempt, retry_after.as_deref())).await;
+                attempt += 1;
+            }
+        }
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let cut = (0..=max).rev().find(|i| s.is_char_boundary(*i)).unwrap_or(0);
+    format!("{}…", s.get(..cut).unwrap_or_default())
+}
+
+/// Joins a base URL and a path with exactly one slash.
+pub(crate) fn join_url(base: &str, path: &str) -> String {
+    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    struct Scripted {
+        answers: Mutex<Vec<Result<HttpResponse, String>>>,
+        slept: Mutex<Vec<Duration>>,
+        seen: Mutex<Vec<HttpRequest>>,
+    }
+
+    impl HttpClient for Scripted {
+        fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
+            self.seen.lock().unwrap().push(request);
+            let next = self.answers.lock().unwrap().remove(0);
+            std::future::ready(next)
+        }
+        fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
+            self.slept.lock().unwrap().push(duration);
+            std::future::ready(())
+        }
+    }
+
+    fn model(answers: Vec<Result<HttpResponse, String>>) -> HttpModel<anthropic::Anthropic, Scripted> {
+        let client = Scripted {
+            answers: Mutex::new(answers),
+            slept: Mutex::default(),
+            seen: Mutex::default(),
+        };
+        HttpModel::new(
+            anthropic::Anthropic::new("sk-secret-key", "claude-test"),
+            client,
+            "sk-secret-key",
+        )
+    }
+
+    fn ok() -> Result<HttpResponse, String> {
+        Ok(HttpResponse::new(200, None, r#"{"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#.into()))
+    }
+
+    fn run(m: &HttpModel<anthropic::Anthropic, Scripted>) -> Result<ModelResponse, ModelError> {
+        let messages = [crate::Message::user("hello")];
+        pollster::block_on(m.complete(ModelRequest {
+            system: None,
+            messages: &messages,
+            tools: &[],
+        }))
+    }
+
+    #[test]
+    fn retries_429_honouring_retry_after_then_succeeds() {
+        let m = model(vec![
+            Ok(HttpResponse::new(
+                429,
+                Some("2".into()),
+                r#"{"error":{"message":"slow down"}}"#.into(),
+            )),
+            ok(),
+        ]);
+        assert_eq!(run(&m).unwrap().usage.unwrap().input_tokens, 3);
+        assert_eq!(*m.client.slept.lock().unwrap(), [Duration::from_secs(2)]);
+    }
+
+    #[test]
+    fn exhausted_retries_give_a_typed_retryable_error_without_the_key() {
+        let body = r#"{"type":"error","error":{"type":"api_error","message":"boom for sk-secret-key"}}"#;
+        let m = model(vec![Ok(HttpResponse::new(500, None, body.into())); 3]);
+        let err = run(&m).unwrap_err();
+        assert_eq!(
+            err,
+            ModelError::Http {
+                provider: "anthropic".into(),
+                status: Some(500),
+                message: "boom for [redacted]".into(),
+                retryable: true
+            }
+        );
+        assert_eq!(
+            *m.client.slept.lock().unwrap(),
+            [Duration::from_millis(500), Duration::from_millis(1000)]
+        );
+        assert!(!err.to_string().contains("sk-secret"));
+    }
+
+    #[test]
+    fn a_4xx_is_not_retried_and_network_errors_are() {
+        let m = model(vec![Ok(HttpResponse::new(
+            400,
+            None,
+            r#"{"error":{"message":"bad"}}"#.into(),
+        ))]);
+        assert!(matches!(
+            run(&m),
+            Err(ModelError::Http {
+                status: Some(400),
+                retryable: false,
+                ..
+            })
+        ));
+        let m = model(vec![Err("connection refused".into()), ok()]);
+        assert!(run(&m).is_ok());
+    }
+}

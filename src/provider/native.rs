@@ -1,0 +1,50 @@
+//! `ReqwestClient`: the providers natively, over reqwest (rustls). Its futures need a tokio runtime,
+//! which the application runs; the library itself starts none.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::{HttpClient, HttpRequest, HttpResponse};
+use crate::platform::MaybeSend;
+
+/// An [`HttpClient`] over a `reqwest::Client` (connection pooling included).
+#[derive(Debug, Clone, Default)]
+pub struct ReqwestClient {
+    client: reqwest::Client,
+}
+
+impl ReqwestClient {
+    /// A client over `client` (to share its pool or settings).
+    pub fn new(client: reqwest::Client) -> Self {
+        ReqwestClient { client }
+    }
+}
+
+impl HttpClient for ReqwestClient {
+    fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
+        let mut builder = self
+            .client
+            .post(&request.url)
+            .timeout(request.timeout)
+            .body(request.body);
+        for (k, v) in &request.headers {
+            builder = builder.header(k, v);
+        }
+        async move {
+            // reqwest's error text names the URL, never the headers (where the key is).
+            let response = builder.send().await.map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let body = response.text().await.map_err(|e| e.to_string())?;
+            Ok(HttpResponse::new(status, retry_after, body))
+        }
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
+        tokio::time::sleep(duration)
+    }
+}

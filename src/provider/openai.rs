@@ -1,0 +1,220 @@
+//! OpenAI Chat Completions (`POST /chat/completions`) and the servers that speak it (Ollama, vLLM,
+//! llama.cpp, OpenRouter, Groq, Workers AI's OpenAI endpoint): mapping only, no I/O.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::{HttpRequest, WireFormat, join_url};
+use crate::error::ModelError;
+use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
+use crate::model::{ModelRequest, ModelResponse};
+
+/// Settings of the Chat Completions wire format.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OpenAi {
+    /// Model name, e.g. `gpt-4.1-mini`.
+    pub model: String,
+    api_key: String,
+    /// API base, default `https://api.openai.com/v1`; point it at any compatible server.
+    pub base_url: String,
+    /// `max_tokens` of each response, if set.
+    pub max_tokens: Option<u32>,
+    /// Extra headers sent with every request.
+    pub headers: Vec<(String, String)>,
+    /// Per-request timeout (default 120 s).
+    pub timeout: Duration,
+}
+
+impl OpenAi {
+    /// The format for `model` with `api_key` (may be empty for local servers).
+    pub fn new(api_key: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAi {
+            model: model.into(),
+            api_key: api_key.into(),
+            base_url: "https://api.openai.com/v1".into(),
+            max_tokens: None,
+            headers: Vec::new(),
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The Chat Completions body for `request` (without `model`): shared with the Workers AI binding.
+pub(crate) fn chat_body(request: &ModelRequest<'_>) -> Map<String, Value> {
+    let mut messages = Vec::new();
+    if let Some(system) = request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for m in request.messages {
+        match (&m.role, &m.content) {
+            (role, Content::Text(t)) => messages.push(json!({"role": role_name(*role), "content": t})),
+            (Role::Assistant, Content::Blocks(blocks)) => messages.push(assistant(blocks)),
+            (role, Content::Blocks(blocks)) => {
+                // Each tool result is its own `tool` message, in order, before any other content.
+                let mut parts = Vec::new();
+                for b in blocks {
+                    match b {
+                        ContentBlock::ToolResult(r) => {
+                            let content = if r.is_error { format!("Error: {}", r.content) } else { r.content.clone() };
+                            messages.push(json!({"role": "tool", "tool_call_id": r.tool_use_id, "content": content}));
+                        }
+                        ContentBlock::Text { text } => parts.push(json!({"type": "text", "text": text})),
+                        ContentBlock::Image { url, .. } => parts.push(json!({"type": "image_url", "image_url": {"url": url}})),
+                        ContentBlock::ImageBase64 { data, mime_type } => parts.push(
+                            json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}}),
+                        ),
+                        ContentBlock::ToolUse(_) => {}
+                    }
+                }
+                if !parts.is_empty() {
+                    messages.push(json!({"role": role_name(*role), "content": parts}));
+                }
+            }
+        }
+    }
+    let mut body = Map::new();
+    body.insert("messages".into(), messages.into());
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
+            .collect();
+        body.insert("tools".into(), tools.into());
+    }
+    body
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+    }
+}
+
+fn assistant(blocks: &[ContentBlock]) -> Value {
+    let text: String = blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let calls: Vec<Value> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            // Arguments that were not valid JSON go back exactly as the model wrote them.
+            ContentBlock::ToolUse(u) => Some(json!({"id": u.id, "type": "function", "function": {
+                "name": u.name,
+                "arguments": u.input.as_str().map_or_else(|| u.input.to_string(), str::to_owned),
+            }})),
+            _ => None,
+        })
+        .collect();
+    let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { text.into() }});
+    if let (false, Some(o)) = (calls.is_empty(), m.as_object_mut()) {
+        o.insert("tool_calls".into(), calls.into());
+    }
+    m
+}
+
+/// Our response from a Chat Completions body (`choices[0].message`, `usage`).
+pub(crate) fn chat_response(body: &Value) -> Result<ModelResponse, ModelError> {
+    let message = body
+        .pointer("/choices/0/message")
+        .ok_or_else(|| ModelError::InvalidResponse {
+            path: "choices[0].message".into(),
+            problem: "missing".into(),
+        })?;
+    let mut content = Vec::new();
+    if let Some(text) = message.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        content.push(ContentBlock::Text { text: text.to_owned() });
+    }
+    for (i, call) in message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let name = call
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map_or_else(
+                || {
+                    format!(
+                        "call_{}_{i}",
+                        crate::platform::new_run_id().get(..12).unwrap_or_default()
+                    )
+                },
+                str::to_owned,
+            );
+        content.push(ContentBlock::ToolUse(ToolUse {
+            id,
+            name,
+            input: arguments(call.pointer("/function/arguments")),
+        }));
+    }
+    let count = |k: &str| {
+        body.pointer(&format!("/usage/{k}"))
+            .and_then(Value::as_u64)
+            .unwrap_or_default()
+    };
+    let usage = body.get("usage").map(|_| Usage {
+        input_tokens: count("prompt_tokens"),
+        output_tokens: count("completion_tokens"),
+    });
+    Ok(ModelResponse { content, usage })
+}
+
+/// Arguments as a JSON object; anything else is kept as its raw text, which the loop answers with an
+/// error result (so the model can correct itself) instead of running the tool.
+pub(crate) fn arguments(raw: Option<&Value>) -> Value {
+    match raw {
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(v) if v.is_object() => v,
+            _ => Value::String(s.clone()),
+        },
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => Value::String(other.to_string()),
+        None => json!({}),
+    }
+}
+
+impl WireFormat for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {
+        let mut body = chat_body(request);
+        body.insert("model".into(), self.model.clone().into());
+        if let Some(max) = self.max_tokens {
+            body.insert("max_tokens".into(), max.into());
+        }
+        let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+        if !self.api_key.is_empty() {
+            headers.push(("authorization".into(), format!("Bearer {}", self.api_key)));
+        }
+        headers.extend(self.headers.iter().cloned());
+        HttpRequest {
+            url: join_url(&self.base_url, "chat/completions"),
+            headers,
+            body: Value::Object(body).to_string(),
+            timeout: self.timeout,
+        }
+    }
+
+    fn response(&self, body: &Value) -> Result<ModelResponse, ModelError> {
+        chat_response(body)
+    }
+}

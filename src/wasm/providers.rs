@@ -1,0 +1,268 @@
+//! `anthropic(...)`, `openai(...)`, `workersAI(...)`: each returns a model function
+//! `(request) => Promise<response>` backed by the Rust providers, so it composes like any other model.
+
+use std::rc::Rc;
+
+use js_sys::{Function, Object, Promise};
+use serde::Deserialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
+
+use super::convert::{config_error, get, json_text, model_error, to_js};
+use super::glue::error_message;
+use crate::error::ModelError;
+use crate::message::Message;
+use crate::model::{Model, ModelRequest, ToolDefinition};
+use crate::provider::anthropic::Anthropic;
+use crate::provider::openai::{OpenAi, arguments, chat_body, chat_response};
+use crate::provider::{FetchClient, HttpModel, Retry, WireFormat};
+
+/// The request as the model function receives it.
+#[derive(Deserialize)]
+struct OwnedRequest {
+    #[serde(default)]
+    system: Option<String>,
+    messages: Vec<Message>,
+    #[serde(default)]
+    tools: Vec<ToolDefinition>,
+}
+
+fn decode(request: &JsValue) -> Result<OwnedRequest, ModelError> {
+    let text = json_text(request).ok().flatten().unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| ModelError::InvalidResponse {
+        path: "request".into(),
+        problem: format!("not a model request: {e}"),
+    })
+}
+
+/// A JS function calling `model` with each request.
+fn as_function<M: Model + 'static>(model: M) -> JsValue {
+    let model = Rc::new(model);
+    let f = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |request: JsValue| {
+        let model = Rc::clone(&model);
+        future_to_promise(async move {
+            let owned = decode(&request).map_err(model_error)?;
+            let req = ModelRequest {
+                system: owned.system.as_deref(),
+                messages: &owned.messages,
+                tools: &owned.tools,
+            };
+            model.complete(req).await.map(|r| to_js(&r)).map_err(model_error)
+        })
+    });
+    f.into_js_value()
+}
+
+struct Common {
+    api_key: String,
+    model: String,
+    base_url: Option<String>,
+    max_tokens: Option<u32>,
+    headers: Vec<(String, String)>,
+    retry: Retry,
+    timeout_ms: Option<u64>,
+    signal: Option<JsValue>,
+}
+
+fn string_option(options: &JsValue, key: &str, what: &str, required: bool) -> Result<Option<String>, JsValue> {
+    match get(options, key) {
+        v if v.is_undefined() || v.is_null() => {
+            if required {
+                Err(config_error(format!("{what}: {key} is required (a string)")))
+            } else {
+                Ok(None)
+            }
+        }
+        v => v
+            .as_string()
+            .map(Some)
+            .ok_or_else(|| config_error(format!("{what}: {key} must be a string"))),
+    }
+}
+
+fn count_option(options: &JsValue, key: &str, what: &str) -> Result<Option<u64>, JsValue> {
+    match get(options, key) {
+        v if v.is_undefined() || v.is_null() => Ok(None),
+        v => v
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= 9.0e15)
+            .map(|n| Some(n as u64))
+            .ok_or_else(|| config_error(format!("{what}: {key} must be a non-negative integer"))),
+    }
+}
+
+fn common(options: &JsValue, what: &str, key_required: bool) -> Result<Common, JsValue> {
+    if !options.is_object() {
+        return Err(config_error(format!(
+            "{what}: expected an options object {{ apiKey, model, ... }}"
+        )));
+    }
+    let mut headers = Vec::new();
+    let h = get(options, "headers");
+    if h.is_object() {
+        for entry in Object::entries(h.unchecked_ref()).iter() {
+            let pair: js_sys::Array = entry.unchecked_into();
+            let value = pair
+                .get(1)
+                .as_string()
+                .ok_or_else(|| config_error(format!("{what}: header values must be strings")))?;
+            headers.push((pair.get(0).as_string().unwrap_or_default(), value));
+        }
+    }
+    let mut retry = Retry::default();
+    if let Some(n) = count_option(options, "maxRetries", what)? {
+        retry = retry.max_retries(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    let signal = Some(get(options, "signal")).filter(|s| s.is_object());
+    Ok(Common {
+        api_key: string_option(options, "apiKey", what, key_required)?.unwrap_or_default(),
+        model: string_option(options, "model", what, true)?.unwrap_or_default(),
+        base_url: string_option(options, "baseURL", what, false)?,
+        max_tokens: count_option(options, "maxTokens", what)?.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+        headers,
+        retry,
+        timeout_ms: count_option(options, "timeoutMs", what)?,
+        signal,
+    })
+}
+
+fn http_model<W: WireFormat>(wire: W, c: &Common) -> HttpModel<W, FetchClient> {
+    let client = c
+        .signal
+        .clone()
+        .map_or_else(FetchClient::default, FetchClient::with_signal);
+    HttpModel::new(wire, client, c.api_key.clone()).retry(c.retry)
+}
+
+/// `anthropic({ apiKey, model, baseURL?, maxTokens?, headers?, dangerouslyAllowBrowser?, maxRetries?, timeoutMs?, signal? })`
+#[wasm_bindgen]
+pub fn anthropic(options: JsValue) -> Result<JsValue, JsValue> {
+    let c = common(&options, "anthropic(options)", true)?;
+    let mut wire = Anthropic::new(c.api_key.clone(), c.model.clone());
+    if let Some(url) = &c.base_url {
+        wire.base_url = url.clone();
+    }
+    if let Some(max) = c.max_tokens {
+        wire.max_tokens = max;
+    }
+    if let Some(ms) = c.timeout_ms {
+        wire.timeout = std::time::Duration::from_millis(ms);
+    }
+    wire.headers = c.headers.clone();
+    wire.browser_access = get(&options, "dangerouslyAllowBrowser").as_bool().unwrap_or(false);
+    Ok(as_function(http_model(wire, &c)))
+}
+
+/// `openai({ apiKey?, model, baseURL?, maxTokens?, headers?, maxRetries?, timeoutMs?, signal? })`: OpenAI and
+/// every server speaking Chat Completions.
+#[wasm_bindgen]
+pub fn openai(options: JsValue) -> Result<JsValue, JsValue> {
+    let c = common(&options, "openai(options)", false)?;
+    let mut wire = OpenAi::new(c.api_key.clone(), c.model.clone());
+    if let Some(url) = &c.base_url {
+        wire.base_url = url.clone();
+    }
+    wire.max_tokens = c.max_tokens;
+    if let Some(ms) = c.timeout_ms {
+        wire.timeout = std::time::Duration::from_millis(ms);
+    }
+    wire.headers = c.headers.clone();
+    Ok(as_function(http_model(wire, &c)))
+}
+
+#[wasm_bindgen]
+extern "C" {
+    type AiBinding;
+    #[wasm_bindgen(method, catch)]
+    fn run(this: &AiBinding, model: &str, inputs: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// `workersAI(env.AI, { model })`: the Workers AI binding, for Workers without an API key.
+#[wasm_bindgen(js_name = workersAI)]
+pub fn workers_ai(binding: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    if !get(&binding, "run").is_instance_of::<Function>() {
+        return Err(config_error(
+            "workersAI(binding, options): expected the AI binding (env.AI)".into(),
+        ));
+    }
+    let model = string_option(&options, "model", "workersAI(binding, options)", true)?.unwrap_or_default();
+    let binding: Rc<AiBinding> = Rc::new(binding.unchecked_into());
+    let f = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |request: JsValue| {
+        let (binding, model) = (Rc::clone(&binding), model.clone());
+        future_to_promise(async move {
+            let owned = decode(&request).map_err(model_error)?;
+            let req = ModelRequest {
+                system: owned.system.as_deref(),
+                messages: &owned.messages,
+                tools: &owned.tools,
+            };
+            let failed = |e: JsValue| {
+                model_error(ModelError::Http {
+                    provider: "workers-ai".into(),
+                    status: None,
+                    message: error_message(&e),
+                    retryable: false,
+                })
+            };
+            let returned = binding
+                .run(&model, &to_js(&Value::Object(chat_body(&req))))
+                .map_err(failed)?;
+            let output = JsFuture::from(Promise::resolve(&returned)).await.map_err(failed)?;
+            let body: Value =
+                serde_json::from_str(&json_text(&output).ok().flatten().unwrap_or_default()).unwrap_or(Value::Null);
+            workers_ai_response(&body).map(|r| to_js(&r)).map_err(model_error)
+        })
+    });
+    Ok(f.into_js_value())
+}
+
+/// Workers AI answers in its own shape (`response`, `tool_calls`) or, for some models, in Chat Completions'.
+fn workers_ai_response(body: &Value) -> Result<crate::model::ModelResponse, ModelError> {
+    if body.get("choices").is_some() {
+        return chat_response(body);
+    }
+    let mut content = Vec::new();
+    if let Some(text) = body.get("response").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        content.push(crate::message::ContentBlock::Text { text: text.to_owned() });
+    }
+    for (i, call) in body
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let id = call.get("id").and_then(Value::as_str).map_or_else(
+            || {
+                format!(
+                    "call_{}_{i}",
+                    crate::platform::new_run_id().get(..12).unwrap_or_default()
+                )
+            },
+            str::to_owned,
+        );
+        content.push(crate::message::ContentBlock::ToolUse(crate::message::ToolUse {
+            id,
+            name,
+            input: arguments(call.get("arguments")),
+        }));
+    }
+    let count = |k: &str| {
+        body.pointer(&format!("/usage/{k}"))
+            .and_then(Value::as_u64)
+            .unwrap_or_default()
+    };
+    let usage = body.get("usage").map(|_| crate::message::Usage {
+        input_tokens: count("prompt_tokens"),
+        output_tokens: count("completion_tokens"),
+    });
+    if content.is_empty() && body.get("response").is_none() {
+        return Err(ModelError::InvalidResponse {
+            path: String::new(),
+            problem: "Workers AI answered without response or tool_calls".into(),
+        });
+    }
+    Ok(crate::model::ModelResponse { content, usage })
+}

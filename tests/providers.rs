@@ -1,0 +1,228 @@
+//! The HTTP providers natively (reqwest), against the strict loopback server of tests/providers/server.mjs
+//! (the same one the npm package is tested against), on 127.0.0.1.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // test code
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Instant;
+
+use resumable_agent::provider::anthropic::Anthropic;
+use resumable_agent::provider::openai::OpenAi;
+use resumable_agent::provider::{HttpModel, ReqwestClient, Retry};
+use resumable_agent::{Agent, AgentError, Checkpoint, InterruptError, Model, ModelError, Outcome, tool};
+use serde_json::{Value, json};
+
+const API_KEY: &str = "sk-test-6f1c2a9be0d44c1f8a7e-SECRET";
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    base: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/providers/server.mjs");
+        let mut child = Command::new("node")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node must be on PATH (make test puts it there)");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let port = serde_json::from_str::<Value>(&line).unwrap()["port"].as_u64().unwrap();
+        Server {
+            child,
+            stdin,
+            stdout,
+            base: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    /// The wire-format violations the server recorded.
+    fn violations(&mut self) -> Vec<String> {
+        writeln!(self.stdin, "report").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn model(provider: &str, base: &str, retries: u32) -> Box<dyn Fn() -> Agent> {
+    let (provider, base) = (provider.to_owned(), base.to_owned());
+    Box::new(move || {
+        let retry = Retry::default().max_retries(retries);
+        let lookup = tool(
+            "lookup",
+            "Looks a key up.",
+            json!({"type": "object"}),
+            |input, _| async move {
+                Ok(json!({"key": input["key"], "value": format!("v-{}", input["key"].as_str().unwrap_or_default())}))
+            },
+        );
+        let ask = tool(
+            "ask_user",
+            "Asks the human.",
+            json!({"type": "object"}),
+            |input, _| async move { Err(InterruptError::new(input["question"].as_str().unwrap_or_default()).into()) },
+        );
+        let builder = if provider == "anthropic" {
+            let mut wire = Anthropic::new(API_KEY, "claude-test");
+            wire.base_url = format!("{base}/anthropic");
+            Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
+        } else {
+            let mut wire = OpenAi::new(API_KEY, "gpt-test");
+            wire.base_url = format!("{base}/openai");
+            Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
+        };
+        builder
+            .instructions("Be brief.")
+            .tool(lookup)
+            .tool(ask)
+            .build()
+            .unwrap()
+    })
+}
+
+fn compact(v: &Value) -> String {
+    v.to_string()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn both_providers_natively_through_every_scenario() {
+    let mut server = Server::start();
+    let mut everything = String::new(); // every checkpoint and error, for the key check
+    for provider in ["anthropic", "openai"] {
+        let agent = model(provider, &server.base, 2);
+
+        let text = agent()
+            .prompt("scenario:text")
+            .await
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+        assert_eq!(text.text, "Hello from the model.", "{provider}");
+        assert_eq!((text.usage().input_tokens, text.usage().output_tokens), (100, 10));
+
+        let tool = agent()
+            .prompt("scenario:tool")
+            .await
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+        assert_eq!(tool.text, r#"Found {"key":"a","value":"v-a"}."#);
+        assert_eq!((tool.usage().input_tokens, tool.usage().output_tokens), (300, 21));
+        everything += &tool.checkpoint.to_json();
+
+        // Three parallel calls, an interrupt in the middle, resumed by a fresh agent from JSON.
+        let Outcome::Interrupted(paused) = agent().prompt("scenario:parallel").await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(paused.question, "Which colour?");
+        assert_eq!(paused.checkpoint.tool_results.len(), 1);
+        let json = paused.checkpoint.to_json();
+        everything += &json;
+        let done = agent()
+            .resume(Checkpoint::from_json(&json).unwrap(), "blue")
+            .await
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+        assert_eq!(
+            done.text,
+            r#"Results: {"key":"a","value":"v-a"} | blue | {"key":"c","value":"v-c"}"#
+        );
+
+        let started = Instant::now();
+        let retried = agent()
+            .prompt("scenario:retry429")
+            .await
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+        assert_eq!(retried.text, "Hello from the model.");
+        assert!(started.elapsed().as_millis() >= 950, "retry-after: 1 was honoured");
+
+        let err = agent().prompt("scenario:error500").await.unwrap_err();
+        let AgentError::Model {
+            source:
+                ModelError::Http {
+                    status: Some(500),
+                    retryable: true,
+                    message,
+                    ..
+                },
+            checkpoint,
+        } = &err
+        else {
+            panic!("expected an HTTP 500 model error, got {err:?}")
+        };
+        assert!(message.contains("(key [redacted])"), "{message}");
+        assert_eq!(checkpoint.messages.len(), 1);
+        everything += &format!("{err} {err:?} {}", checkpoint.to_json());
+    }
+
+    let recovered = model("openai", &server.base, 0)()
+        .prompt("scenario:badargs")
+        .await
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert!(
+        recovered
+            .text
+            .starts_with("Recovered after: Error: the arguments of this call are not a JSON object"),
+        "{}",
+        recovered.text
+    );
+    everything += &compact(&serde_json::to_value(recovered.checkpoint.to_json()).unwrap());
+
+    assert!(
+        !everything.contains(API_KEY),
+        "the API key appears in no checkpoint and no error"
+    );
+    assert_eq!(
+        server.violations(),
+        Vec::<String>::new(),
+        "every request was valid for its wire format"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_network_failure_is_a_retryable_error_without_status() {
+    let mut wire = OpenAi::new(API_KEY, "gpt-test");
+    wire.base_url = "http://127.0.0.1:9/v1".into(); // discard port: nothing listens
+    let m = HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(Retry::default().max_retries(0));
+    let messages = [resumable_agent::Message::user("hi")];
+    let req = resumable_agent::ModelRequest::new(&messages, &[]);
+    let err = m.complete(req).await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            ModelError::Http {
+                status: None,
+                retryable: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains(API_KEY));
+}

@@ -1,0 +1,102 @@
+// Both HTTP providers through the npm package, against the strict loopback server (127.0.0.1 only).
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ModelError, isInterrupted, ConfigError, anthropic } from 'resumable-agent';
+import { startServer, API_KEY } from './server.mjs';
+import { makeAgent } from './agent-config.mjs';
+
+let srv;
+let base;
+const seen = []; // every checkpoint and error of every run, for the key check
+before(async () => {
+  srv = await startServer();
+  base = `http://127.0.0.1:${srv.port}`;
+});
+after(() => {
+  srv.server.close();
+  const everything = JSON.stringify(seen, (k, v) => (v instanceof Error ? { ...v, message: v.message, stack: v.stack, name: v.name } : v));
+  assert.ok(seen.length > 10);
+  assert.equal(everything.includes(API_KEY), false, 'the API key appears in no checkpoint and no error');
+  assert.deepEqual(srv.state.errors, [], 'every request was valid for its wire format');
+});
+
+const requestsFor = (scenario) => srv.state.requests.filter((r) => JSON.stringify(r.body.messages).includes(`scenario:${scenario}`));
+
+for (const provider of ['anthropic', 'openai']) {
+  describe(provider, () => {
+    const run = async (scenario, extra) => {
+      const result = await makeAgent(provider, base, API_KEY, extra).prompt(`scenario:${scenario} please`);
+      seen.push(result.checkpoint, result);
+      return result;
+    };
+
+    test('plain text, with usage', async () => {
+      const r = await run('text');
+      assert.equal(r.text, 'Hello from the model.');
+      assert.deepEqual(r.usage, { inputTokens: 100, outputTokens: 10 });
+    });
+
+    test('one tool call, its result back to the model, usage added up', async () => {
+      const r = await run('tool');
+      assert.equal(r.text, 'Found {"key":"a","value":"v-a"}.');
+      assert.deepEqual(r.usage, { inputTokens: 300, outputTokens: 21 });
+      assert.equal(r.iterations, 2);
+    });
+
+    test('three parallel calls, an interrupt in the middle, resumed in a new process', async () => {
+      const paused = await run('parallel');
+      assert.ok(isInterrupted(paused));
+      assert.equal(paused.question, 'Which colour?');
+      assert.equal(paused.checkpoint.toolResults.length, 1, 'the first lookup ran; the third did not');
+      const file = join(mkdtempSync(join(tmpdir(), 'cp-')), 'checkpoint.json');
+      writeFileSync(file, JSON.stringify(paused.checkpoint));
+      // Asynchronously: this process serves the child's HTTP requests meanwhile.
+      const child = await promisify(execFile)(process.execPath, [fileURLToPath(new URL('./resume-child.mjs', import.meta.url)), provider, base, file, 'blue'], {
+        encoding: 'utf8', timeout: 30_000, env: { ...process.env, TEST_API_KEY: API_KEY },
+      });
+      const { pid, result } = JSON.parse(child.stdout);
+      seen.push(result);
+      assert.notEqual(pid, process.pid);
+      assert.equal(result.text, 'Results: {"key":"a","value":"v-a"} | blue | {"key":"c","value":"v-c"}');
+      assert.deepEqual(result.usage, { inputTokens: 300, outputTokens: 21 });
+    });
+
+    test('429 with retry-after is retried after that long, then succeeds', async () => {
+      const r = await run('retry429');
+      assert.equal(r.text, 'Hello from the model.');
+      const [first, second] = requestsFor('retry429').filter((q) => q.provider === provider).slice(-2);
+      assert.ok(second.at - first.at >= 950, `waited ${second.at - first.at} ms for retry-after: 1`);
+    });
+
+    test('500 until retries run out: a typed, retryable ModelError carrying the checkpoint, no key', async () => {
+      const before = requestsFor('error500').filter((q) => q.provider === provider).length;
+      const err = await makeAgent(provider, base, API_KEY, { maxRetries: 2 }).prompt('scenario:error500').catch((e) => e);
+      seen.push(err, err.checkpoint);
+      assert.ok(err instanceof ModelError);
+      assert.equal(err.status, 500);
+      assert.equal(err.retryable, true);
+      assert.equal(err.provider, provider);
+      assert.match(err.message, /request failed with HTTP 500: .*\(key \[redacted\]\)/);
+      assert.equal(err.checkpoint.messages.length, 1, 'the checkpoint holds the run so far');
+      assert.equal(requestsFor('error500').filter((q) => q.provider === provider).length - before, 3, 'one try and two retries');
+    });
+  });
+}
+
+test('openai: tool arguments that are not valid JSON reach the model as an error result it can recover from', async () => {
+  const r = await makeAgent('openai', base, API_KEY).prompt('scenario:badargs');
+  seen.push(r.checkpoint);
+  assert.match(r.text, /^Recovered after: Error: the arguments of this call are not a JSON object, so lookup did not run: \{"key": "a",/);
+  assert.equal(r.iterations, 3);
+});
+
+test('provider options are checked at once', () => {
+  assert.throws(() => anthropic({ model: 'x' }), (e) => e instanceof ConfigError && /apiKey is required/.test(e.message));
+  assert.throws(() => anthropic({ apiKey: 'k', model: 'x', maxRetries: -1 }), ConfigError);
+});

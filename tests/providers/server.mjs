@@ -1,0 +1,185 @@
+// A strict stand-in for the Anthropic Messages API and OpenAI Chat Completions, on 127.0.0.1 only.
+// Every request is checked against the wire format; a violation is answered with a 400 in the provider's
+// error shape AND recorded, so a test can assert there were none. Answers follow the documented shapes.
+//
+// The scenario is named by the first user message ("scenario:<name>"); the turn is the number of
+// assistant messages already in the request (the same conversation-keyed scripting the library uses).
+//
+//   node server.mjs          prints {"port": N} on its first line, then serves until killed
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+export const API_KEY = 'sk-test-6f1c2a9be0d44c1f8a7e-SECRET';
+
+function fail(errors, where, problem) {
+  errors.push(`${where}: ${problem}`);
+  throw new Error(`${where}: ${problem}`);
+}
+
+// ---- Anthropic -------------------------------------------------------------------------------------------
+
+function checkAnthropic(req, body, errors) {
+  const w = 'anthropic';
+  if (req.headers['x-api-key'] !== API_KEY) fail(errors, w, 'x-api-key header missing or wrong');
+  if (req.headers['anthropic-version'] !== '2023-06-01') fail(errors, w, `anthropic-version is ${req.headers['anthropic-version']}`);
+  if (!String(req.headers['content-type']).startsWith('application/json')) fail(errors, w, 'content-type is not JSON');
+  if (typeof body.model !== 'string' || !body.model) fail(errors, w, 'model missing');
+  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) fail(errors, w, 'max_tokens missing');
+  if (body.system !== undefined && typeof body.system !== 'string') fail(errors, w, 'system must be a string');
+  if (!Array.isArray(body.messages) || body.messages.length === 0) fail(errors, w, 'messages missing');
+  if (body.messages[0].role !== 'user') fail(errors, w, 'the first message must be from the user');
+  for (const t of body.tools ?? []) {
+    if (!t.name || typeof t.description !== 'string' || t.input_schema?.type !== 'object') fail(errors, w, `bad tool ${JSON.stringify(t)}`);
+  }
+  body.messages.forEach((m, i) => {
+    if (!['user', 'assistant'].includes(m.role)) fail(errors, w, `messages[${i}].role ${m.role}`);
+    const blocks = typeof m.content === 'string' ? [] : m.content;
+    if (typeof m.content !== 'string' && !Array.isArray(m.content)) fail(errors, w, `messages[${i}].content`);
+    const calls = blocks.filter((b) => b.type === 'tool_use');
+    for (const c of calls) {
+      if (m.role !== 'assistant' || !c.id || !c.name || typeof c.input !== 'object' || c.input === null || Array.isArray(c.input)) {
+        fail(errors, w, `messages[${i}] bad tool_use ${JSON.stringify(c)}`);
+      }
+    }
+    const results = blocks.filter((b) => b.type === 'tool_result');
+    for (const r of results) {
+      if (m.role !== 'user' || typeof r.tool_use_id !== 'string' || typeof r.content !== 'string') fail(errors, w, `messages[${i}] bad tool_result`);
+      if (r.toolUseId !== undefined || r.isError !== undefined) fail(errors, w, `messages[${i}] camelCase leaked into the wire format`);
+    }
+    if (calls.length) {
+      const next = body.messages[i + 1];
+      if (!next) fail(errors, w, `messages[${i}] tool_use without a following tool_result message`);
+      const answered = (Array.isArray(next.content) ? next.content : []).filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id);
+      if (JSON.stringify(answered) !== JSON.stringify(calls.map((c) => c.id))) {
+        fail(errors, w, `messages[${i + 1}] must answer ${calls.map((c) => c.id)} in order, answers ${answered}`);
+      }
+    }
+    if (results.length && !(body.messages[i - 1]?.content ?? []).some?.((b) => b.type === 'tool_use')) fail(errors, w, `messages[${i}] orphan tool_result`);
+  });
+}
+
+const anthropicMessage = (content, turn, stop) => ({
+  id: `msg_01${turn}ABCDEFG`, type: 'message', role: 'assistant', model: 'claude-test', content,
+  stop_reason: stop, stop_sequence: null,
+  usage: { input_tokens: 100 * (turn + 1), output_tokens: 10 + turn, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+});
+
+// ---- OpenAI ------------------------------------------------------------------------------------------------
+
+function checkOpenAi(req, body, errors) {
+  const w = 'openai';
+  if (req.headers.authorization !== `Bearer ${API_KEY}`) fail(errors, w, 'authorization header missing or wrong');
+  if (typeof body.model !== 'string' || !body.model) fail(errors, w, 'model missing');
+  if (!Array.isArray(body.messages) || body.messages.length === 0) fail(errors, w, 'messages missing');
+  for (const t of body.tools ?? []) {
+    if (t.type !== 'function' || !t.function?.name || t.function.parameters?.type !== 'object') fail(errors, w, `bad tool ${JSON.stringify(t)}`);
+  }
+  body.messages.forEach((m, i) => {
+    if (!['system', 'user', 'assistant', 'tool'].includes(m.role)) fail(errors, w, `messages[${i}].role ${m.role}`);
+    if (m.role === 'assistant' && m.tool_calls) {
+      m.tool_calls.forEach((c) => {
+        if (!c.id || c.type !== 'function' || !c.function?.name || typeof c.function.arguments !== 'string') fail(errors, w, `messages[${i}] bad tool_call`);
+      });
+      const next = body.messages.slice(i + 1, i + 1 + m.tool_calls.length);
+      const ids = next.map((n) => (n.role === 'tool' ? n.tool_call_id : null));
+      if (JSON.stringify(ids) !== JSON.stringify(m.tool_calls.map((c) => c.id))) fail(errors, w, `messages[${i}] tool_calls must be answered by tool messages in order, got ${ids}`);
+    }
+    if (m.role === 'tool') {
+      if (typeof m.content !== 'string' || !m.tool_call_id) fail(errors, w, `messages[${i}] bad tool message`);
+      const owner = body.messages.slice(0, i).reverse().find((p) => p.role !== 'tool');
+      if (!owner?.tool_calls?.some((c) => c.id === m.tool_call_id)) fail(errors, w, `messages[${i}] orphan tool message`);
+    }
+  });
+}
+
+const openAiCompletion = (message, turn, finish) => ({
+  id: `chatcmpl-${turn}abc`, object: 'chat.completion', created: 1700000000 + turn, model: 'gpt-test',
+  choices: [{ index: 0, message: { role: 'assistant', refusal: null, ...message }, logprobs: null, finish_reason: finish }],
+  usage: { prompt_tokens: 100 * (turn + 1), completion_tokens: 10 + turn, total_tokens: 110 * (turn + 1) + turn },
+});
+
+// ---- scenarios ---------------------------------------------------------------------------------------------
+
+/** What the model "does" at `turn` of `scenario`, provider-neutral. */
+function script(scenario, turn, toolTexts) {
+  switch (scenario) {
+    case 'text': return { text: 'Hello from the model.' };
+    case 'tool': return turn === 0 ? { calls: [['lookup', { key: 'a' }]] } : { text: `Found ${toolTexts.at(-1)}.` };
+    case 'parallel':
+      return turn === 0
+        ? { text: 'Working on it.', calls: [['lookup', { key: 'a' }], ['ask_user', { question: 'Which colour?' }], ['lookup', { key: 'c' }]] }
+        : { text: `Results: ${toolTexts.join(' | ')}` };
+    case 'badargs':
+      if (turn === 0) return { calls: [['lookup', '{"key": "a",']] };
+      if (turn === 1) return { calls: [['lookup', { key: 'a' }]] };
+      return { text: `Recovered after: ${toolTexts[0]}` };
+    default: return { text: `unknown scenario ${scenario}` };
+  }
+}
+
+const textOf = (content) => (typeof content === 'string' ? content : content.filter((b) => b.type === 'text').map((b) => b.text).join(''));
+
+export function startServer() {
+  const state = { errors: [], requests: [], counts: new Map() };
+  const server = createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const send = (status, payload, headers = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(payload));
+    };
+    const provider = req.url === '/anthropic/v1/messages' ? 'anthropic' : req.url === '/openai/chat/completions' ? 'openai' : null;
+    if (req.method !== 'POST' || !provider) return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
+    let body;
+    try {
+      body = JSON.parse(raw);
+      (provider === 'anthropic' ? checkAnthropic : checkOpenAi)(req, body, state.errors);
+    } catch (e) {
+      return send(400, provider === 'anthropic'
+        ? { type: 'error', error: { type: 'invalid_request_error', message: e.message } }
+        : { error: { message: e.message, type: 'invalid_request_error', param: null, code: null } });
+    }
+    state.requests.push({ provider, at: Date.now(), body });
+    const firstUser = body.messages.find((m) => m.role === 'user');
+    const scenario = textOf(firstUser.content).match(/scenario:(\w+)/)?.[1] ?? 'text';
+    const n = (state.counts.get(`${provider}/${scenario}`) ?? 0) + 1;
+    state.counts.set(`${provider}/${scenario}`, n);
+    const turn = body.messages.filter((m) => m.role === 'assistant').length;
+    if (scenario === 'retry429' && n === 1) {
+      return send(429, provider === 'anthropic'
+        ? { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } }
+        : { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': '1' });
+    }
+    if (scenario === 'error500') {
+      return send(500, provider === 'anthropic'
+        ? { type: 'error', error: { type: 'api_error', message: `Internal server error (key ${API_KEY})` } }
+        : { error: { message: `The server had an error (key ${API_KEY})`, type: 'server_error', code: null } });
+    }
+    const toolTexts = provider === 'anthropic'
+      ? body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').map((b) => (b.is_error ? `error: ${b.content}` : b.content))
+      : body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    const step = script(scenario === 'retry429' ? 'text' : scenario, turn, toolTexts);
+    const calls = step.calls ?? [];
+    if (provider === 'anthropic') {
+      const content = [];
+      if (step.text) content.push({ type: 'text', text: step.text });
+      calls.forEach(([name, input], k) => content.push({ type: 'tool_use', id: `toolu_0${turn}${k}XYZ`, name, input: typeof input === 'string' ? {} : input }));
+      return send(200, anthropicMessage(content, turn, calls.length ? 'tool_use' : 'end_turn'));
+    }
+    const message = { content: step.text ?? null };
+    if (calls.length) {
+      message.tool_calls = calls.map(([name, input], k) => ({
+        id: `call_${turn}${k}abc`, type: 'function', function: { name, arguments: typeof input === 'string' ? input : JSON.stringify(input) },
+      }));
+    }
+    return send(200, openAiCompletion(message, turn, calls.length ? 'tool_calls' : 'stop'));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, state, port: server.address().port })));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { port, state } = await startServer();
+  console.log(JSON.stringify({ port }));
+  // A line on stdin asks for the recorded violations (used by the Rust tests).
+  process.stdin.on('data', () => console.log(JSON.stringify({ errors: state.errors, requests: state.requests.length })));
+}
