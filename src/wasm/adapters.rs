@@ -74,12 +74,21 @@ pub(crate) struct JsModel {
     model: Function,
     tools: JsValue,
     system: JsValue,
-    mirror: RefCell<(Array, usize)>,
+    mirror: RefCell<Mirror>,
     pub(crate) last_error: RefCell<Option<JsValue>>,
 }
 
+/// JS objects equal to the run's first `synced` messages.
+struct Mirror {
+    array: Array,
+    synced: usize,
+    /// The JSON text a resumed checkpoint came in, and how many messages it holds: parsed (by the host's
+    /// JSON.parse) only if the mirror is needed, instead of converting that history back out of Rust.
+    seed: Option<(String, usize)>,
+}
+
 impl JsModel {
-    pub(crate) fn new(agent: &JsAgentInner) -> Self {
+    pub(crate) fn new(agent: &JsAgentInner, seed: Option<(String, usize)>) -> Self {
         JsModel {
             model: agent.model.clone(),
             tools: agent.tools_js.clone(),
@@ -89,27 +98,43 @@ impl JsModel {
                 .as_deref()
                 .map(JsValue::from_str)
                 .unwrap_or(JsValue::UNDEFINED),
-            mirror: RefCell::new((Array::new(), 0)),
+            mirror: RefCell::new(Mirror {
+                array: Array::new(),
+                synced: 0,
+                seed,
+            }),
             last_error: RefCell::new(None),
         }
     }
 
-    fn messages(&self, request: &ModelRequest<'_>) -> Array {
-        let mut mirror = self.mirror.borrow_mut();
-        let (array, synced) = &mut *mirror;
-        if *synced > request.messages.len() {
-            *array = Array::new();
-            *synced = 0;
+    /// The run's messages as JS objects (a fresh array; the objects are shared with earlier requests).
+    pub(crate) fn messages(&self, messages: &[crate::message::Message]) -> Array {
+        let mut m = self.mirror.borrow_mut();
+        if let Some((text, count)) = m.seed.take() {
+            // Only a current-format checkpoint: a reference-format one may have been repaired on decode.
+            let seeded = js_sys::JSON::parse(&text)
+                .ok()
+                .filter(|v| get(v, "version").as_f64().is_some())
+                .map(|v| get(&v, "messages"))
+                .and_then(|v| v.dyn_into::<Array>().ok());
+            if let Some(array) = seeded.filter(|a| a.length() as usize == count && count <= messages.len()) {
+                m.array = array;
+                m.synced = count;
+            }
         }
-        if let Some(added) = request.messages.get(*synced..) {
+        if m.synced > messages.len() {
+            m.array = Array::new();
+            m.synced = 0;
+        }
+        if let Some(added) = messages.get(m.synced..) {
             if let Ok(added) = to_js(added).dyn_into::<Array>() {
-                for m in added.iter() {
-                    array.push(&m);
+                for v in added.iter() {
+                    m.array.push(&v);
                 }
             }
         }
-        *synced = request.messages.len();
-        array.slice(0, array.length())
+        m.synced = messages.len();
+        m.array.slice(0, m.array.length())
     }
 
     fn failed(&self, error: JsValue) -> ModelError {
@@ -131,7 +156,7 @@ impl Model for JsModel {
         if !self.system.is_undefined() {
             set(&js_request, "system", &self.system);
         }
-        set(&js_request, "messages", &self.messages(&request));
+        set(&js_request, "messages", &self.messages(request.messages));
         set(&js_request, "tools", &self.tools);
         async move {
             let response = settle(self.model.call1(&JsValue::UNDEFINED, &js_request))

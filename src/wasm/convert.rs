@@ -94,7 +94,8 @@ pub(crate) fn agent_error(error: AgentError, cause: Option<JsValue>) -> JsValue 
     }
 }
 
-pub(crate) fn outcome_to_js(outcome: &Outcome) -> JsValue {
+/// The JS result. `messages` is the run's conversation already mirrored in JS, when there is one.
+pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>) -> JsValue {
     match outcome {
         Outcome::Interrupted(i) => fields(&[
             ("interrupted", JsValue::TRUE),
@@ -104,33 +105,40 @@ pub(crate) fn outcome_to_js(outcome: &Outcome) -> JsValue {
         Outcome::Complete(r) => fields(&[
             ("text", JsValue::from_str(&r.text)),
             ("usage", to_js(&r.checkpoint.usage)),
-            // A separate copy: changing the returned messages cannot alter the checkpoint.
-            ("messages", to_js(&r.checkpoint.messages)),
+            // Separate objects from the checkpoint's: changing one cannot alter the other.
+            ("messages", messages.unwrap_or_else(|| to_js(&r.checkpoint.messages))),
             ("checkpoint", to_js(&r.checkpoint)),
             ("iterations", r.checkpoint.iterations.into()),
         ]),
     }
 }
 
-pub(crate) fn checkpoint_from_js(value: &JsValue) -> Result<Checkpoint, AgentError> {
-    let text = match value.as_string() {
-        Some(text) => text,
-        None if value.is_object() => json_text(value)
+/// The JSON text of a checkpoint given as an object or as text.
+pub(crate) fn checkpoint_text(value: &JsValue) -> Result<String, AgentError> {
+    match value.as_string() {
+        Some(text) => Ok(text),
+        None if value.is_object() => Ok(json_text(value)
             .map_err(|e| crate::CheckpointError::Json {
                 message: format!("JSON.stringify failed: {e}"),
             })?
-            .unwrap_or_default(),
+            .unwrap_or_default()),
         None => {
-            let got = value.js_typeof().as_string().unwrap_or_default();
-            let got = if value.is_null() { "null".to_owned() } else { got };
-            return Err(crate::CheckpointError::at(
+            let got = if value.is_null() {
+                "null".to_owned()
+            } else {
+                value.js_typeof().as_string().unwrap_or_default()
+            };
+            Err(crate::CheckpointError::at(
                 "checkpoint",
                 format!("expected a checkpoint object or its JSON text, got {got}"),
             )
-            .into());
+            .into())
         }
-    };
-    Ok(Checkpoint::from_json(&text)?)
+    }
+}
+
+pub(crate) fn checkpoint_from_js(value: &JsValue) -> Result<Checkpoint, AgentError> {
+    Ok(Checkpoint::from_json(&checkpoint_text(value)?)?)
 }
 
 fn saver_code(e: &SaverError) -> &'static str {

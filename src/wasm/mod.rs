@@ -18,11 +18,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use adapters::{JsModel, JsTool};
-use convert::{agent_error, checkpoint_from_js, config_error, get, json_text, outcome_to_js, to_js};
+use convert::{agent_error, checkpoint_text, config_error, get, json_text, outcome_to_js, to_js};
 use glue::normalize_tool;
 use savers::JsSaver;
 
-use crate::agent::{AgentConfig, DEFAULT_MAX_ITERATIONS, drive};
+use crate::agent::{AgentConfig, DEFAULT_MAX_ITERATIONS, Outcome, drive};
+use crate::checkpoint::Checkpoint;
 use crate::error::AgentError;
 use crate::model::ToolDefinition;
 use crate::platform::{new_run_id, now_ms};
@@ -114,11 +115,19 @@ pub fn agent(config: JsValue) -> Result<JsAgent, JsValue> {
     })
 }
 
-async fn run_to_js(inner: Rc<JsAgentInner>, run: Result<Run, AgentError>) -> Result<JsValue, JsValue> {
+async fn run_to_js(
+    inner: Rc<JsAgentInner>,
+    run: Result<Run, AgentError>,
+    seed: Option<(String, usize)>,
+) -> Result<JsValue, JsValue> {
     let run = run.map_err(|e| agent_error(e, None))?;
-    let model = JsModel::new(&inner);
+    let model = JsModel::new(&inner, seed);
     match drive(&inner.config, &model, run).await {
-        Ok(outcome) => Ok(outcome_to_js(&outcome)),
+        Ok(outcome @ Outcome::Complete(_)) => Ok(outcome_to_js(
+            &outcome,
+            Some(model.messages(&outcome.checkpoint().messages).into()),
+        )),
+        Ok(outcome) => Ok(outcome_to_js(&outcome, None)),
         Err(e) => Err(agent_error(e, model.last_error.borrow_mut().take())),
     }
 }
@@ -132,7 +141,7 @@ impl JsAgent {
             Some(m) => Ok(Run::start(&m, inner.config.max_iterations, new_run_id(), now_ms())),
             None => Err(AgentError::Config("prompt(message): expected a string".into())),
         };
-        future_to_promise(run_to_js(inner, run))
+        future_to_promise(run_to_js(inner, run, None))
     }
 
     /// Continues a checkpoint (object or JSON text) with the human's answer.
@@ -145,11 +154,14 @@ impl JsAgent {
                 "resume(checkpoint, answer): answer must be a string".into(),
             )),
         };
+        let mut seed = None;
         let run = answer.and_then(|answer| {
-            let cp = checkpoint_from_js(&checkpoint)?;
+            let text = checkpoint_text(&checkpoint)?;
+            let cp = Checkpoint::from_json(&text)?;
+            seed = Some((text, cp.messages.len()));
             Ok(Run::resume(cp, &answer, inner.config.max_iterations, new_run_id)?)
         });
-        future_to_promise(run_to_js(inner, run))
+        future_to_promise(run_to_js(inner, run, seed))
     }
 
     /// `session(saver, id, { keepCompleted? })`: the run stored under `id` in `saver`.
@@ -196,10 +208,10 @@ impl JsSession {
             let text = text
                 .as_string()
                 .ok_or_else(|| config_error(format!("{what}: expected a string")))?;
-            let model = JsModel::new(&agent);
+            let model = JsModel::new(&agent, None);
             let turn = if reply { Turn::Reply(&text) } else { Turn::Prompt(&text) };
             match run_session(&agent.config, &model, &*saver, &id, turn, keep).await {
-                Ok(outcome) => Ok(outcome_to_js(&outcome)),
+                Ok(outcome) => Ok(outcome_to_js(&outcome, None)),
                 Err(e) => {
                     let cause = match &e {
                         AgentError::Saver { .. } => saver.last_error.borrow_mut().take(),
