@@ -84,11 +84,18 @@ struct Mirror {
     synced: usize,
     /// The JSON text a resumed checkpoint came in, and how many messages it holds: parsed (by the host's
     /// JSON.parse) only if the mirror is needed, instead of converting that history back out of Rust.
-    seed: Option<(String, usize)>,
+    seed: Option<(JsValue, usize)>,
+}
+
+#[wasm_bindgen]
+extern "C" {
+    // JSON.parse of a JS string, without copying it through wasm memory.
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn parse_js(text: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 impl JsModel {
-    pub(crate) fn new(agent: &JsAgentInner, seed: Option<(String, usize)>) -> Self {
+    pub(crate) fn new(agent: &JsAgentInner, seed: Option<(JsValue, usize)>) -> Self {
         JsModel {
             model: agent.model.clone(),
             tools: agent.tools_js.clone(),
@@ -112,7 +119,7 @@ impl JsModel {
         let mut m = self.mirror.borrow_mut();
         if let Some((text, count)) = m.seed.take() {
             // Only a current-format checkpoint: a reference-format one may have been repaired on decode.
-            let seeded = js_sys::JSON::parse(&text)
+            let seeded = parse_js(&text)
                 .ok()
                 .filter(|v| get(v, "version").as_f64().is_some())
                 .map(|v| get(&v, "messages"))

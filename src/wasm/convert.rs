@@ -113,32 +113,32 @@ pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>) -> JsV
     }
 }
 
-/// The JSON text of a checkpoint given as an object or as text.
-pub(crate) fn checkpoint_text(value: &JsValue) -> Result<String, AgentError> {
-    match value.as_string() {
-        Some(text) => Ok(text),
-        None if value.is_object() => Ok(json_text(value)
-            .map_err(|e| crate::CheckpointError::Json {
-                message: format!("JSON.stringify failed: {e}"),
-            })?
-            .unwrap_or_default()),
-        None => {
-            let got = if value.is_null() {
-                "null".to_owned()
-            } else {
-                value.js_typeof().as_string().unwrap_or_default()
-            };
-            Err(crate::CheckpointError::at(
-                "checkpoint",
-                format!("expected a checkpoint object or its JSON text, got {got}"),
-            )
-            .into())
-        }
+/// The JSON text of a checkpoint given as an object or as text: as a JS string and as a Rust string.
+pub(crate) fn checkpoint_text(value: &JsValue) -> Result<(JsValue, String), AgentError> {
+    if let Some(text) = value.as_string() {
+        return Ok((value.clone(), text));
     }
+    if value.is_object() {
+        let js = JSON::stringify(value).map_err(|e| crate::CheckpointError::Json {
+            message: format!("JSON.stringify failed: {}", error_message(&e)),
+        })?;
+        let text = js.as_string().unwrap_or_default();
+        return Ok((js.into(), text));
+    }
+    let got = if value.is_null() {
+        "null".to_owned()
+    } else {
+        value.js_typeof().as_string().unwrap_or_default()
+    };
+    Err(crate::CheckpointError::at(
+        "checkpoint",
+        format!("expected a checkpoint object or its JSON text, got {got}"),
+    )
+    .into())
 }
 
 pub(crate) fn checkpoint_from_js(value: &JsValue) -> Result<Checkpoint, AgentError> {
-    Ok(Checkpoint::from_json(&checkpoint_text(value)?)?)
+    Ok(Checkpoint::from_json(&checkpoint_text(value)?.1)?)
 }
 
 fn saver_code(e: &SaverError) -> &'static str {

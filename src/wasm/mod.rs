@@ -118,7 +118,7 @@ pub fn agent(config: JsValue) -> Result<JsAgent, JsValue> {
 async fn run_to_js(
     inner: Rc<JsAgentInner>,
     run: Result<Run, AgentError>,
-    seed: Option<(String, usize)>,
+    seed: Option<(JsValue, usize)>,
 ) -> Result<JsValue, JsValue> {
     let run = run.map_err(|e| agent_error(e, None))?;
     let model = JsModel::new(&inner, seed);
@@ -156,9 +156,9 @@ impl JsAgent {
         };
         let mut seed = None;
         let run = answer.and_then(|answer| {
-            let text = checkpoint_text(&checkpoint)?;
+            let (js_text, text) = checkpoint_text(&checkpoint)?;
             let cp = Checkpoint::from_json(&text)?;
-            seed = Some((text, cp.messages.len()));
+            seed = Some((js_text, cp.messages.len()));
             Ok(Run::resume(cp, &answer, inner.config.max_iterations, new_run_id)?)
         });
         future_to_promise(run_to_js(inner, run, seed))
