@@ -140,40 +140,49 @@ pub(crate) fn chat_response(body: &Value) -> Result<ModelResponse, ModelError> {
         .flatten()
         .enumerate()
     {
-        let name = call
-            .pointer("/function/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map_or_else(
-                || {
-                    format!(
-                        "call_{}_{i}",
-                        crate::platform::new_run_id().get(..12).unwrap_or_default()
-                    )
-                },
-                str::to_owned,
-            );
-        content.push(ContentBlock::ToolUse(ToolUse {
-            id,
-            name,
-            input: arguments(call.pointer("/function/arguments")),
-        }));
+        content.push(tool_use(
+            call.get("id"),
+            call.pointer("/function/name"),
+            call.pointer("/function/arguments"),
+            i,
+        ));
     }
+    Ok(ModelResponse {
+        content,
+        usage: usage(body),
+    })
+}
+
+/// A tool call from its id (generated when a server sends none), name and arguments.
+pub(crate) fn tool_use(id: Option<&Value>, name: Option<&Value>, args: Option<&Value>, index: usize) -> ContentBlock {
+    let id = id.and_then(Value::as_str).filter(|s| !s.is_empty()).map_or_else(
+        || {
+            format!(
+                "call_{}_{index}",
+                crate::platform::new_run_id().get(..12).unwrap_or_default()
+            )
+        },
+        str::to_owned,
+    );
+    let name = name.and_then(Value::as_str).unwrap_or_default().to_owned();
+    ContentBlock::ToolUse(ToolUse {
+        id,
+        name,
+        input: arguments(args),
+    })
+}
+
+/// `usage: { prompt_tokens, completion_tokens }`, when present.
+pub(crate) fn usage(body: &Value) -> Option<Usage> {
     let count = |k: &str| {
         body.pointer(&format!("/usage/{k}"))
             .and_then(Value::as_u64)
             .unwrap_or_default()
     };
-    let usage = body.get("usage").map(|_| Usage {
+    body.get("usage").map(|_| Usage {
         input_tokens: count("prompt_tokens"),
         output_tokens: count("completion_tokens"),
-    });
-    Ok(ModelResponse { content, usage })
+    })
 }
 
 /// Arguments as a JSON object; anything else is kept as its raw text, which the loop answers with an

@@ -12,10 +12,12 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 use super::convert::{config_error, get, json_text, model_error, to_js};
 use super::glue::error_message;
 use crate::error::ModelError;
+use crate::message::ContentBlock;
 use crate::message::Message;
+use crate::model::ModelResponse;
 use crate::model::{Model, ModelRequest, ToolDefinition};
 use crate::provider::anthropic::Anthropic;
-use crate::provider::openai::{OpenAi, arguments, chat_body, chat_response};
+use crate::provider::openai::{OpenAi, chat_body, chat_response, tool_use, usage};
 use crate::provider::{FetchClient, HttpModel, Retry, WireFormat};
 
 /// The request as the model function receives it.
@@ -178,6 +180,62 @@ extern "C" {
     fn run(this: &AiBinding, model: &str, inputs: &JsValue) -> Result<JsValue, JsValue>;
 }
 
+/// Workers AI through its binding: a Chat Completions body in, its own shape (or Chat Completions') out.
+struct WorkersAi {
+    binding: AiBinding,
+    model: String,
+}
+
+impl Model for WorkersAi {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + crate::platform::MaybeSend + 'a {
+        let returned = self
+            .binding
+            .run(&self.model, &to_js(&Value::Object(chat_body(&request))));
+        async move {
+            let failed = |e: JsValue| ModelError::Http {
+                provider: "workers-ai".into(),
+                status: None,
+                message: error_message(&e),
+                retryable: false,
+            };
+            let output = JsFuture::from(Promise::resolve(&returned.map_err(failed)?))
+                .await
+                .map_err(failed)?;
+            let body: Value =
+                serde_json::from_str(&json_text(&output).ok().flatten().unwrap_or_default()).unwrap_or(Value::Null);
+            if body.get("choices").is_some() {
+                return chat_response(&body);
+            }
+            let mut content = Vec::new();
+            if let Some(text) = body.get("response").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                content.push(ContentBlock::Text { text: text.to_owned() });
+            }
+            for (i, call) in body
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                content.push(tool_use(call.get("id"), call.get("name"), call.get("arguments"), i));
+            }
+            if content.is_empty() && body.get("response").is_none() {
+                return Err(ModelError::InvalidResponse {
+                    path: String::new(),
+                    problem: "Workers AI answered without response or tool_calls".into(),
+                });
+            }
+            Ok(ModelResponse {
+                content,
+                usage: usage(&body),
+            })
+        }
+    }
+}
+
 /// `workersAI(env.AI, { model })`: the Workers AI binding, for Workers without an API key.
 #[wasm_bindgen(js_name = workersAI)]
 pub fn workers_ai(binding: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
@@ -187,82 +245,8 @@ pub fn workers_ai(binding: JsValue, options: JsValue) -> Result<JsValue, JsValue
         ));
     }
     let model = string_option(&options, "model", "workersAI(binding, options)", true)?.unwrap_or_default();
-    let binding: Rc<AiBinding> = Rc::new(binding.unchecked_into());
-    let f = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |request: JsValue| {
-        let (binding, model) = (Rc::clone(&binding), model.clone());
-        future_to_promise(async move {
-            let owned = decode(&request).map_err(model_error)?;
-            let req = ModelRequest {
-                system: owned.system.as_deref(),
-                messages: &owned.messages,
-                tools: &owned.tools,
-            };
-            let failed = |e: JsValue| {
-                model_error(ModelError::Http {
-                    provider: "workers-ai".into(),
-                    status: None,
-                    message: error_message(&e),
-                    retryable: false,
-                })
-            };
-            let returned = binding
-                .run(&model, &to_js(&Value::Object(chat_body(&req))))
-                .map_err(failed)?;
-            let output = JsFuture::from(Promise::resolve(&returned)).await.map_err(failed)?;
-            let body: Value =
-                serde_json::from_str(&json_text(&output).ok().flatten().unwrap_or_default()).unwrap_or(Value::Null);
-            workers_ai_response(&body).map(|r| to_js(&r)).map_err(model_error)
-        })
-    });
-    Ok(f.into_js_value())
-}
-
-/// Workers AI answers in its own shape (`response`, `tool_calls`) or, for some models, in Chat Completions'.
-fn workers_ai_response(body: &Value) -> Result<crate::model::ModelResponse, ModelError> {
-    if body.get("choices").is_some() {
-        return chat_response(body);
-    }
-    let mut content = Vec::new();
-    if let Some(text) = body.get("response").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-        content.push(crate::message::ContentBlock::Text { text: text.to_owned() });
-    }
-    for (i, call) in body
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let name = call.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let id = call.get("id").and_then(Value::as_str).map_or_else(
-            || {
-                format!(
-                    "call_{}_{i}",
-                    crate::platform::new_run_id().get(..12).unwrap_or_default()
-                )
-            },
-            str::to_owned,
-        );
-        content.push(crate::message::ContentBlock::ToolUse(crate::message::ToolUse {
-            id,
-            name,
-            input: arguments(call.get("arguments")),
-        }));
-    }
-    let count = |k: &str| {
-        body.pointer(&format!("/usage/{k}"))
-            .and_then(Value::as_u64)
-            .unwrap_or_default()
-    };
-    let usage = body.get("usage").map(|_| crate::message::Usage {
-        input_tokens: count("prompt_tokens"),
-        output_tokens: count("completion_tokens"),
-    });
-    if content.is_empty() && body.get("response").is_none() {
-        return Err(ModelError::InvalidResponse {
-            path: String::new(),
-            problem: "Workers AI answered without response or tool_calls".into(),
-        });
-    }
-    Ok(crate::model::ModelResponse { content, usage })
+    Ok(as_function(WorkersAi {
+        binding: binding.unchecked_into(),
+        model,
+    }))
 }

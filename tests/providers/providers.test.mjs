@@ -100,3 +100,27 @@ test('provider options are checked at once', () => {
   assert.throws(() => anthropic({ model: 'x' }), (e) => e instanceof ConfigError && /apiKey is required/.test(e.message));
   assert.throws(() => anthropic({ apiKey: 'k', model: 'x', maxRetries: -1 }), ConfigError);
 });
+
+test('workersAI: a Chat Completions body to env.AI.run, both answer shapes mapped (stand-in binding)', async () => {
+  const { workersAI, agent, defineTool } = await import('resumable-agent');
+  const calls = [];
+  // Workers AI itself needs Cloudflare's network; this stands in for the binding's `run` only.
+  const binding = {
+    async run(model, inputs) {
+      calls.push({ model, inputs: structuredClone(inputs) });
+      if (calls.length === 1) return { response: '', tool_calls: [{ name: 'lookup', arguments: { key: 'a' } }], usage: { prompt_tokens: 7, completion_tokens: 3 } };
+      return { choices: [{ message: { role: 'assistant', content: 'done via choices' } }], usage: { prompt_tokens: 9, completion_tokens: 2 } };
+    },
+  };
+  const lookup = defineTool({ name: 'lookup', schema: (s) => ({ key: s.string().required() }), handle: ({ key }) => `v-${key}` });
+  const r = await agent({ instructions: 'Be brief.', tools: [lookup], model: workersAI(binding, { model: '@cf/test/model' }) }).prompt('hi');
+  assert.equal(r.text, 'done via choices');
+  assert.deepEqual(r.usage, { inputTokens: 16, outputTokens: 5 });
+  assert.equal(calls[0].model, '@cf/test/model');
+  assert.deepEqual(calls[0].inputs.messages, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
+  assert.equal(calls[0].inputs.tools[0].function.name, 'lookup');
+  const toolMessage = calls[1].inputs.messages.find((m) => m.role === 'tool');
+  assert.equal(toolMessage.content, 'v-a');
+  assert.equal(toolMessage.tool_call_id, calls[1].inputs.messages.find((m) => m.tool_calls).tool_calls[0].id);
+  assert.throws(() => workersAI({}, { model: 'x' }), ConfigError);
+});
