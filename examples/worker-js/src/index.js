@@ -1,7 +1,7 @@
 // The reference's "stateless resume across HTTP requests" Worker, on the npm package: the same routes
 // as the Rust example (examples/worker). Each request builds a fresh agent; the run lives in KV only.
 import {
-  agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver,
+  agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, anthropic, openai, workersAI,
   SessionNotFoundError, SessionBusyError, SaverError, ModelError,
 } from 'resumable-agent';
 import { saverTestRoute } from './test-routes.js';
@@ -17,24 +17,38 @@ const firstUserText = (req) => req.messages[0].content;
 const lastUserText = (req) => req.messages.at(-1).content;
 const lastResult = (req) => req.messages.at(-1).content.find((b) => b.type === 'tool_result').content;
 
-const agentConfig = {
+// A scripted stand-in for a real model; it picks its turn from the conversation, so any instance
+// continues any session.
+const scripted = scriptedModel([
+  { content: [{ type: 'tool_use', id: 'call_1', name: 'ask_user', input: { question: 'What is your deadline?' } }] },
+  (req) => `Plan for "${firstUserText(req)}" due ${lastResult(req)}.`,
+  (req) => `Noted: ${lastUserText(req)}.`,
+]);
+
+// MODEL_PROVIDER picks a real model: anthropic (secret ANTHROPIC_API_KEY), openai (secret OPENAI_API_KEY,
+// var OPENAI_BASE_URL for compatible servers) or workers-ai (the AI binding); MODEL names the model.
+function modelFor(env) {
+  switch (env.MODEL_PROVIDER || undefined) {
+    case undefined: return scripted;
+    case 'anthropic': return anthropic({ apiKey: env.ANTHROPIC_API_KEY, model: env.MODEL || 'claude-sonnet-4-5' });
+    case 'openai': return openai({ apiKey: env.OPENAI_API_KEY, model: env.MODEL || 'gpt-4.1-mini', baseURL: env.OPENAI_BASE_URL || undefined });
+    case 'workers-ai': return workersAI(env.AI, { model: env.MODEL || '@cf/meta/llama-3.3-70b-instruct-fp8-fast' });
+    default: throw new Error(`MODEL_PROVIDER ${JSON.stringify(env.MODEL_PROVIDER)}: use anthropic, openai or workers-ai`);
+  }
+}
+
+const agentConfig = (env) => ({
   instructions: 'You are a helpful assistant. Ask the user for any missing information.',
   tools: [askUser],
-  // A scripted stand-in for a real model; it picks its turn from the conversation, so any instance
-  // continues any session.
-  model: scriptedModel([
-    { content: [{ type: 'tool_use', id: 'call_1', name: 'ask_user', input: { question: 'What is your deadline?' } }] },
-    (req) => `Plan for "${firstUserText(req)}" due ${lastResult(req)}.`,
-    (req) => `Noted: ${lastUserText(req)}.`,
-  ]),
-};
+  model: modelFor(env),
+});
 
 const sessions = (env) => kvSaver(env.SESSIONS, { prefix: 'session:' });
 
 // ── Request 1 ────────────────────────────────────────────────────────────────
 async function handleStart(request, env) {
   const { message, sessionId } = await readBody(request, 'message');
-  const result = await agent(agentConfig).session(sessions(env), sessionId, options(env)).prompt(message);
+  const result = await agent(agentConfig(env)).session(sessions(env), sessionId, options(env)).prompt(message);
   if (isInterrupted(result)) return Response.json({ question: result.question });
   return Response.json({ answer: result.text });
 }
@@ -42,7 +56,7 @@ async function handleStart(request, env) {
 // ── Request 2 — new Worker instance, zero shared memory ──────────────────────
 async function handleReply(request, env) {
   const { answer, sessionId } = await readBody(request, 'answer');
-  const result = await agent(agentConfig).session(sessions(env), sessionId, options(env)).reply(answer);
+  const result = await agent(agentConfig(env)).session(sessions(env), sessionId, options(env)).reply(answer);
   if (isInterrupted(result)) return Response.json({ question: result.question });
   return Response.json({ answer: result.text });
 }

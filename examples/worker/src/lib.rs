@@ -8,6 +8,10 @@
 
 mod test_routes;
 
+use resumable_agent::provider::anthropic::Anthropic;
+use resumable_agent::provider::openai::OpenAi;
+use resumable_agent::provider::{FetchClient, HttpModel};
+
 use resumable_agent::{
     Agent, AgentError, InterruptError, KvOptions, KvSaver, ModelRequest, ModelResponse, Outcome, Saver, SaverError,
     ScriptedModel, tool,
@@ -39,16 +43,48 @@ pub(crate) fn saver(env: &Env) -> Result<KvSaver> {
         .map_err(|e| worker::Error::RustError(e.to_string()))
 }
 
-/// The demo agent: asks for a deadline through `ask_user`, then answers. A scripted model stands in for a
-/// real one; it picks its turn from the conversation, so any Worker instance continues any session.
-fn demo_agent() -> std::result::Result<Agent, AgentError> {
+/// The agent: asks for a deadline through `ask_user`, then answers. `MODEL_PROVIDER` picks the model:
+/// `anthropic` (secret `ANTHROPIC_API_KEY`) or `openai` (secret `OPENAI_API_KEY`, var `OPENAI_BASE_URL` for
+/// compatible servers), with the model name in `MODEL`; unset, a scripted model stands in. The scripted one
+/// picks its turn from the conversation, so any Worker instance continues any session.
+fn demo_agent(env: &Env) -> std::result::Result<Agent, AgentError> {
     let ask_user = tool(
         "ask_user",
         "Ask the human a clarifying question before continuing.",
         json!({"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}),
         |input, _| async move { Err(InterruptError::new(input["question"].as_str().unwrap_or("?")).into()) },
     );
-    let model = ScriptedModel::new([ModelResponse::tool_call(
+    let var = |name: &str| env.var(name).map(|v| v.to_string()).ok().filter(|v| !v.is_empty());
+    let secret = |name: &str| env.secret(name).map(|v| v.to_string()).unwrap_or_default();
+    let builder = match var("MODEL_PROVIDER").as_deref() {
+        Some("anthropic") => {
+            let key = secret("ANTHROPIC_API_KEY");
+            let wire = Anthropic::new(&key, var("MODEL").unwrap_or_else(|| "claude-sonnet-4-5".into()));
+            Agent::builder(HttpModel::new(wire, FetchClient::default(), key))
+        }
+        Some("openai") => {
+            let key = secret("OPENAI_API_KEY");
+            let mut wire = OpenAi::new(&key, var("MODEL").unwrap_or_else(|| "gpt-4.1-mini".into()));
+            if let Some(url) = var("OPENAI_BASE_URL") {
+                wire.base_url = url;
+            }
+            Agent::builder(HttpModel::new(wire, FetchClient::default(), key))
+        }
+        Some(other) => {
+            return Err(AgentError::Config(format!(
+                "MODEL_PROVIDER {other:?}: use anthropic or openai"
+            )));
+        }
+        None => Agent::builder(scripted_model()),
+    };
+    builder
+        .instructions("You are a helpful assistant. Ask the user for any missing information.")
+        .tool(ask_user)
+        .build()
+}
+
+fn scripted_model() -> ScriptedModel {
+    ScriptedModel::new([ModelResponse::tool_call(
         "call_1",
         "ask_user",
         json!({"question": "What is your deadline?"}),
@@ -60,11 +96,7 @@ fn demo_agent() -> std::result::Result<Agent, AgentError> {
             last_result(req)
         ))
     })
-    .then(|req| ModelResponse::text(format!("Noted: {}.", last_user_text(req))));
-    Agent::builder(model)
-        .instructions("You are a helpful assistant. Ask the user for any missing information.")
-        .tool(ask_user)
-        .build()
+    .then(|req| ModelResponse::text(format!("Noted: {}.", last_user_text(req))))
 }
 
 fn first_user_text(req: &ModelRequest<'_>) -> String {
@@ -93,7 +125,7 @@ async fn turn(req: &mut Request, env: &Env, field: &str) -> Result<Response> {
         let missing = if body[field].is_string() { "sessionId" } else { field };
         return error(400, &format!("Missing field \"{missing}\": expected a string"));
     };
-    let agent = match demo_agent() {
+    let agent = match demo_agent(env) {
         Ok(a) => a,
         Err(e) => return error(500, &e.to_string()),
     };
