@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::checkpoint::Checkpoint;
 use crate::error::AgentError;
-use crate::message::{Message, Usage};
+use crate::message::{Message, ToolUse, Usage};
 use crate::model::{DynModel, Model, ModelRequest, ToolDefinition};
 use crate::platform::{new_run_id, now_ms};
 use crate::run::{Run, Step, ToolOutcome};
@@ -170,9 +170,9 @@ pub(crate) async fn drive(config: &AgentConfig, model: &dyn DynModel, mut run: R
                     });
                 }
             }
-            Step::CallTool(call) => {
-                let outcome = call_tool(config, run.run_id(), &call).await;
-                run.tool_finished(call.id, outcome);
+            Step::CallTool(ToolUse { id, name, input }) => {
+                let outcome = call_tool(config, run.run_id(), &id, &name, input).await;
+                run.tool_finished(id, outcome);
             }
             Step::OutOfIterations => {
                 run.touch(now_ms());
@@ -199,32 +199,29 @@ pub(crate) async fn drive(config: &AgentConfig, model: &dyn DynModel, mut run: R
     }
 }
 
-async fn call_tool(config: &AgentConfig, run_id: &str, call: &crate::message::ToolUse) -> ToolOutcome {
-    let found = config.definitions.iter().position(|d| d.name == call.name);
+async fn call_tool(config: &AgentConfig, run_id: &str, id: &str, name: &str, input: Value) -> ToolOutcome {
+    let found = config.definitions.iter().position(|d| d.name == name);
     let Some(tool) = found.and_then(|i| config.tools.get(i)) else {
         let known: Vec<&str> = config.definitions.iter().map(|d| d.name.as_str()).collect();
-        return ToolOutcome::Error(format!(
-            "unknown tool {:?}; available tools: {}",
-            call.name,
-            known.join(", ")
-        ));
+        return ToolOutcome::Error(format!("unknown tool {name:?}; available tools: {}", known.join(", ")));
     };
     // Providers keep arguments that were not a JSON object as their raw text: answer, don't run.
-    if !call.input.is_object() {
-        let raw = call
-            .input
-            .as_str()
-            .map_or_else(|| call.input.to_string(), str::to_owned);
+    if !input.is_object() {
+        let raw = input.as_str().map_or_else(|| input.to_string(), str::to_owned);
         return ToolOutcome::Error(format!(
-            "the arguments of this call are not a JSON object, so {} did not run: {raw}; call it again with valid JSON arguments",
-            call.name
+            "the arguments of this call are not a JSON object, so {name} did not run: {raw}; call it again with valid JSON arguments"
         ));
     }
-    let ctx = ToolContext {
-        tool_use_id: &call.id,
-        run_id,
-    };
-    match tool.call_dyn(call.input.clone(), ctx).await {
+    match tool
+        .call_dyn(
+            input,
+            ToolContext {
+                tool_use_id: id,
+                run_id,
+            },
+        )
+        .await
+    {
         Ok(Value::String(text)) => ToolOutcome::Output(text),
         Ok(value) => ToolOutcome::Output(value.to_string()),
         Err(ToolError::Interrupt(i)) => ToolOutcome::Interrupt(i.question),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::CheckpointError;
-use crate::message::{ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
+use crate::message::{BlockProblem, ContentBlock, Message, Role, ToolResult, ToolUse, Usage, block_problem};
 
 /// The newest checkpoint format this build writes and reads.
 pub const CHECKPOINT_VERSION: u32 = 1;
@@ -190,16 +190,16 @@ impl Checkpoint {
         let last = self.messages.len().saturating_sub(1);
         for (i, m) in self.messages.iter().enumerate() {
             check_blocks(m, i)?;
+            // Results answer the assistant turn just before; whether they match is checked from that side.
+            if m.tool_results().next().is_some() && !prev_has_calls(&self.messages, i) {
+                return Err(CheckpointError::at(
+                    format!("messages[{i}].content[{}]", first_result_index(m)),
+                    "tool_result does not follow an assistant message with tool calls",
+                ));
+            }
             let calls: Vec<&ToolUse> = m.tool_uses().collect();
-            if i == last || calls.is_empty() {
-                // Results must answer the previous assistant turn; checked from that turn's side below.
-                if m.tool_results().next().is_some() && (i == 0 || !prev_has_calls(&self.messages, i)) {
-                    let j = first_result_index(m);
-                    return Err(CheckpointError::at(
-                        format!("messages[{i}].content[{j}]"),
-                        "tool_result does not follow an assistant message with tool calls",
-                    ));
-                }
+            // The last message may be a turn in progress (see validate_open_turn).
+            if calls.is_empty() || i == last {
                 continue;
             }
             let answer_path = format!("messages[{}]", i + 1);
@@ -327,7 +327,7 @@ fn repair_legacy(messages: &mut [Message]) {
         if prev.role != Role::Assistant || next.role != Role::User || next.tool_results().next().is_none() {
             continue;
         }
-        let answered: Vec<String> = next.tool_results().map(|r| r.tool_use_id.clone()).collect();
+        let answered = next.tool_results().count();
         let mut blocks: Vec<ContentBlock> = Vec::new();
         for call in prev.tool_uses() {
             match next.tool_results().find(|r| r.tool_use_id == call.id) {
@@ -335,7 +335,7 @@ fn repair_legacy(messages: &mut [Message]) {
                 None => blocks.push(ContentBlock::ToolResult(lost_result(&call.id))),
             }
         }
-        if blocks.len() == answered.len() {
+        if blocks.len() == answered {
             continue; // nothing was missing
         }
         blocks.extend(
@@ -373,35 +373,21 @@ fn first_result_index(m: &Message) -> usize {
 }
 
 fn check_blocks(m: &Message, i: usize) -> Result<(), CheckpointError> {
-    for (j, b) in m.blocks().iter().enumerate() {
-        match b {
-            ContentBlock::ToolUse(u) => {
-                if m.role != Role::Assistant {
-                    return Err(CheckpointError::at(
-                        format!("messages[{i}].content[{j}]"),
-                        "tool_use block outside an assistant message",
-                    ));
-                }
-                if u.id.is_empty() {
-                    return Err(CheckpointError::at(format!("messages[{i}].content[{j}].id"), "empty"));
-                }
-                if m.tool_uses().take_while(|p| !std::ptr::eq(*p, u)).any(|p| p.id == u.id) {
-                    return Err(CheckpointError::at(
-                        format!("messages[{i}].content[{j}].id"),
-                        format!("{:?} is used by an earlier tool call of the same message", u.id),
-                    ));
-                }
-            }
-            ContentBlock::ToolResult(_) if m.role != Role::User => {
-                return Err(CheckpointError::at(
-                    format!("messages[{i}].content[{j}]"),
-                    "tool_result block outside a user message",
-                ));
-            }
-            _ => {}
+    let Some((j, problem)) = block_problem(m.role, m.blocks()) else {
+        return Ok(());
+    };
+    let block = format!("messages[{i}].content[{j}]");
+    Err(match problem {
+        BlockProblem::ToolUseOutsideAssistant => {
+            CheckpointError::at(block, "tool_use block outside an assistant message")
         }
-    }
-    Ok(())
+        BlockProblem::ToolResultOutsideUser => CheckpointError::at(block, "tool_result block outside a user message"),
+        BlockProblem::EmptyId => CheckpointError::at(format!("{block}.id"), "empty"),
+        BlockProblem::DuplicateId(id) => CheckpointError::at(
+            format!("{block}.id"),
+            format!("{id:?} is used by an earlier tool call of the same message"),
+        ),
+    })
 }
 
 fn check_pairing<'a>(

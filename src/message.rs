@@ -175,6 +175,31 @@ impl Message {
     }
 }
 
+/// Why a block cannot stand where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BlockProblem {
+    ToolUseOutsideAssistant,
+    ToolResultOutsideUser,
+    EmptyId,
+    DuplicateId(String),
+}
+
+/// The first block of a `role` message breaking what every provider enforces: `tool_use` only from the
+/// assistant, each with a non-empty id unique in its message; `tool_result` only from the user.
+pub(crate) fn block_problem(role: Role, blocks: &[ContentBlock]) -> Option<(usize, BlockProblem)> {
+    let mut ids = std::collections::HashSet::new();
+    blocks.iter().enumerate().find_map(|(j, b)| {
+        let problem = match b {
+            ContentBlock::ToolUse(_) if role != Role::Assistant => BlockProblem::ToolUseOutsideAssistant,
+            ContentBlock::ToolUse(u) if u.id.is_empty() => BlockProblem::EmptyId,
+            ContentBlock::ToolUse(u) if !ids.insert(u.id.as_str()) => BlockProblem::DuplicateId(u.id.clone()),
+            ContentBlock::ToolResult(_) if role != Role::User => BlockProblem::ToolResultOutsideUser,
+            _ => return None,
+        };
+        Some((j, problem))
+    })
+}
+
 // Hand-written decoding: serde's derived untagged / internally tagged enums buffer every value into an
 // intermediate tree first, which costs time on every resume and a lot of code in the .wasm.
 
@@ -258,5 +283,52 @@ impl<'de> Deserialize<'de> for ContentBlock {
                 ));
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ContentBlock {
+        ContentBlock::ToolUse(ToolUse {
+            id: id.into(),
+            name: "t".into(),
+            input: Value::Null,
+        })
+    }
+
+    fn result() -> ContentBlock {
+        ContentBlock::ToolResult(ToolResult {
+            tool_use_id: "a".into(),
+            content: String::new(),
+            is_error: false,
+        })
+    }
+
+    #[test]
+    fn block_rules_are_the_providers_rules() {
+        let text = ContentBlock::Text { text: "x".into() };
+        assert_eq!(
+            block_problem(Role::Assistant, &[text.clone(), call("a"), call("b")]),
+            None
+        );
+        assert_eq!(block_problem(Role::User, &[text.clone(), result()]), None);
+        assert_eq!(
+            block_problem(Role::User, &[call("a")]),
+            Some((0, BlockProblem::ToolUseOutsideAssistant))
+        );
+        assert_eq!(
+            block_problem(Role::Assistant, &[text, result()]),
+            Some((1, BlockProblem::ToolResultOutsideUser))
+        );
+        assert_eq!(
+            block_problem(Role::Assistant, &[call("")]),
+            Some((0, BlockProblem::EmptyId))
+        );
+        assert_eq!(
+            block_problem(Role::Assistant, &[call("a"), call("b"), call("a")]),
+            Some((2, BlockProblem::DuplicateId("a".into())))
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use crate::checkpoint::{Checkpoint, lost_result};
 use crate::error::{CheckpointError, ModelError};
-use crate::message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse};
+use crate::message::{BlockProblem, Content, ContentBlock, Message, Role, ToolResult, ToolUse, block_problem};
 use crate::model::ModelResponse;
 
 /// What the driver must do next.
@@ -153,26 +153,19 @@ impl Run {
 
     /// Records the model's turn. A response that would make the next request invalid is refused whole.
     pub(crate) fn model_replied(&mut self, response: ModelResponse) -> Result<(), ModelError> {
-        let mut ids: HashSet<&str> = HashSet::new();
-        for (j, block) in response.content.iter().enumerate() {
-            let invalid = |problem: String| ModelError::InvalidResponse {
+        if let Some((j, problem)) = block_problem(Role::Assistant, &response.content) {
+            let problem = match problem {
+                BlockProblem::ToolResultOutsideUser => {
+                    "tool_result blocks belong in user messages, not in a model response".to_owned()
+                }
+                BlockProblem::EmptyId => "tool_use with an empty id".to_owned(),
+                BlockProblem::DuplicateId(id) => format!("tool_use id {id:?} appears twice in one response"),
+                BlockProblem::ToolUseOutsideAssistant => "tool_use outside an assistant turn".to_owned(),
+            };
+            return Err(ModelError::InvalidResponse {
                 path: format!("content[{j}]"),
                 problem,
-            };
-            match block {
-                ContentBlock::ToolResult(_) => {
-                    return Err(invalid(
-                        "tool_result blocks belong in user messages, not in a model response".into(),
-                    ));
-                }
-                ContentBlock::ToolUse(u) if u.id.is_empty() => {
-                    return Err(invalid("tool_use with an empty id".into()));
-                }
-                ContentBlock::ToolUse(u) if !ids.insert(&u.id) => {
-                    return Err(invalid(format!("tool_use id {:?} appears twice in one response", u.id)));
-                }
-                _ => {}
-            }
+            });
         }
         self.state.iterations = self.state.iterations.saturating_add(1);
         if let Some(usage) = response.usage {
