@@ -155,6 +155,22 @@ pub enum SaverError {
     },
 }
 
+impl SaverError {
+    /// A stable code for the kind of failure: `BACKEND`, `CORRUPT`, `KEY_LENGTH`, `TOO_LARGE`, `OPTION`,
+    /// `QUOTA_EXCEEDED` or `BLOCKED` (the JS `SaverError.code`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SaverError::Backend { .. } => "BACKEND",
+            SaverError::Corrupt { .. } => "CORRUPT",
+            SaverError::KeyLength { .. } => "KEY_LENGTH",
+            SaverError::TooLarge { .. } => "TOO_LARGE",
+            SaverError::Option(_) => "OPTION",
+            SaverError::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
+            SaverError::Blocked { .. } => "BLOCKED",
+        }
+    }
+}
+
 /// Everything [`Agent::prompt`](crate::Agent::prompt) and [`Agent::resume`](crate::Agent::resume) can fail with.
 ///
 /// Errors that happen after the run made progress carry the last consistent checkpoint

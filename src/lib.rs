@@ -63,7 +63,7 @@ pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, ToolDefinitio
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;
-pub use saver::kv_rules::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
+pub use saver::kv_store::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use saver::{Durability, IndexedDbOptions, IndexedDbSaver};
 pub use saver::{KvOptions, MemorySaver, SavedCheckpoint, Saver};

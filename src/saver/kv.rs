@@ -8,7 +8,7 @@ use worker::kv::{KvError, KvStore};
 use crate::checkpoint::Checkpoint;
 use crate::error::SaverError;
 use crate::platform::MaybeSend;
-use crate::saver::kv_rules::{KvBackend, KvOptions, KvPage, KvStoreSaver};
+use crate::saver::kv_store::{KvBackend, KvOptions, KvPage, KvStoreSaver};
 use crate::saver::{SavedCheckpoint, Saver};
 
 /// A [`Saver`] over a Workers KV namespace. Each checkpoint is one value (its JSON); its summary lives in

@@ -19,13 +19,13 @@ mod kv;
     not(all(target_arch = "wasm32", any(feature = "kv", feature = "js"))),
     allow(dead_code)
 )]
-pub(crate) mod kv_rules;
+pub(crate) mod kv_store;
 
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use indexeddb::{Durability, IndexedDbOptions, IndexedDbSaver};
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use kv::KvSaver;
-pub use kv_rules::KvOptions;
+pub use kv_store::KvOptions;
 
 /// One saved checkpoint in a listing: its key and its summary (no messages loaded).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -80,7 +80,7 @@ pub(crate) fn agent_error(error: AgentError, cause: Option<JsValue>) -> JsValue 
         ),
         AgentError::Saver { source, checkpoint } => {
             let cause_code = cause.as_ref().map(|c| get(c, "code")).and_then(|c| c.as_string());
-            let code = cause_code.unwrap_or_else(|| saver_code(&source).to_owned());
+            let code = cause_code.unwrap_or_else(|| source.code().to_owned());
             let mut pairs = vec![("code", JsValue::from_str(&code))];
             pairs.extend(checkpoint.map(|c| ("checkpoint", to_js(&*c))));
             pairs.extend(cause.map(|c| ("cause", c)));
@@ -141,18 +141,6 @@ pub(crate) fn checkpoint_from_js(value: &JsValue) -> Result<Checkpoint, AgentErr
     Ok(Checkpoint::from_json(&checkpoint_text(value)?.1)?)
 }
 
-fn saver_code(e: &SaverError) -> &'static str {
-    match e {
-        SaverError::Backend { .. } => "BACKEND",
-        SaverError::Corrupt { .. } => "CORRUPT",
-        SaverError::KeyLength { .. } => "KEY_LENGTH",
-        SaverError::TooLarge { .. } => "TOO_LARGE",
-        SaverError::Option(_) => "OPTION",
-        SaverError::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
-        SaverError::Blocked { .. } => "BLOCKED",
-    }
-}
-
 /// A model failure as a JS `ModelError`, with `provider`, `status` and `retryable` for HTTP failures.
 pub(crate) fn model_error(e: ModelError) -> JsValue {
     let message = e.to_string();
@@ -174,9 +162,5 @@ pub(crate) fn model_error(e: ModelError) -> JsValue {
 
 /// A saver's own failure (outside a session) as a JS `SaverError` with its `code`.
 pub(crate) fn saver_error(e: SaverError) -> JsValue {
-    make_error(
-        "SaverError",
-        &e.to_string(),
-        &fields(&[("code", saver_code(&e).into())]),
-    )
+    make_error("SaverError", &e.to_string(), &fields(&[("code", e.code().into())]))
 }

@@ -17,7 +17,7 @@ use super::glue::error_message;
 use crate::checkpoint::Checkpoint;
 use crate::error::SaverError;
 use crate::platform::MaybeSend;
-use crate::saver::kv_rules::{KvBackend, KvOptions, KvPage, KvStoreSaver};
+use crate::saver::kv_store::{KvBackend, KvOptions, KvPage, KvStoreSaver};
 use crate::saver::{Durability, IndexedDbOptions, IndexedDbSaver, MemorySaver, SavedCheckpoint, Saver};
 
 #[wasm_bindgen]

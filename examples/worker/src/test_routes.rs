@@ -40,16 +40,6 @@ pub(crate) async fn saver(req: &mut Request, env: &Env) -> Result<Response> {
     };
     Response::from_json(&match result {
         Ok(v) => json!({ "ok": v }),
-        Err(e) => json!({ "err": { "kind": kind(&e), "message": e.to_string() } }),
+        Err(e) => json!({ "err": { "kind": e.code(), "message": e.to_string() } }),
     })
-}
-
-fn kind(e: &SaverError) -> &'static str {
-    match e {
-        SaverError::TooLarge { .. } => "TOO_LARGE",
-        SaverError::KeyLength { .. } => "KEY_LENGTH",
-        SaverError::Corrupt { .. } => "CORRUPT",
-        SaverError::Option(_) => "OPTION",
-        _ => "BACKEND",
-    }
 }
