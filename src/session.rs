@@ -71,16 +71,7 @@ impl<S: Saver> Session<'_, S> {
     /// [`AgentError::SessionBusy`] when the session waits for an answer; [`AgentError::Saver`]; and as
     /// [`Agent::prompt`].
     pub async fn prompt(&self, message: &str) -> Result<Outcome, AgentError> {
-        let a = self.agent;
-        run_session(
-            &a.config,
-            &*a.model,
-            self.saver,
-            &self.id,
-            Turn::Prompt(message),
-            self.keep_completed,
-        )
-        .await
+        self.run(Turn::Prompt(message)).await
     }
 
     /// Answers the session's pending question.
@@ -89,16 +80,12 @@ impl<S: Saver> Session<'_, S> {
     /// [`AgentError::SessionNotFound`] when nothing is saved under the id; [`AgentError::Saver`]; and as
     /// [`Agent::resume`].
     pub async fn reply(&self, answer: &str) -> Result<Outcome, AgentError> {
+        self.run(Turn::Reply(answer)).await
+    }
+
+    async fn run(&self, turn: Turn<'_>) -> Result<Outcome, AgentError> {
         let a = self.agent;
-        run_session(
-            &a.config,
-            &*a.model,
-            self.saver,
-            &self.id,
-            Turn::Reply(answer),
-            self.keep_completed,
-        )
-        .await
+        run_session(&a.config, &*a.model, self.saver, &self.id, turn, self.keep_completed).await
     }
 }
 

@@ -34,6 +34,38 @@ pub(crate) fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
+/// `obj[key]` when it is set (neither undefined nor null).
+fn set_option(obj: &JsValue, key: &str) -> Option<JsValue> {
+    Some(get(obj, key)).filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// An optional string option; `owner` names the object in the error (`config`, `kvSaver options`, ...).
+pub(crate) fn string_option(obj: &JsValue, key: &str, owner: &str) -> Result<Option<String>, JsValue> {
+    set_option(obj, key)
+        .map(|v| {
+            v.as_string()
+                .ok_or_else(|| config_error(format!("{owner}.{key}: expected a string")))
+        })
+        .transpose()
+}
+
+/// An optional whole-number option of at least `min` (0 or 1).
+pub(crate) fn integer_option(obj: &JsValue, key: &str, owner: &str, min: u64) -> Result<Option<u64>, JsValue> {
+    let kind = if min == 0 {
+        "a non-negative integer"
+    } else {
+        "a positive integer"
+    };
+    set_option(obj, key)
+        .map(|v| {
+            v.as_f64()
+                .filter(|n| n.fract() == 0.0 && *n >= min as f64 && *n <= 9.0e15)
+                .map(|n| n as u64)
+                .ok_or_else(|| config_error(format!("{owner}.{key}: expected {kind}")))
+        })
+        .transpose()
+}
+
 pub(crate) fn fields(pairs: &[(&str, JsValue)]) -> JsValue {
     let o = Object::new();
     for (k, v) in pairs {

@@ -18,7 +18,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use adapters::{JsModel, JsTool};
-use convert::{agent_error, checkpoint_text, config_error, get, json_text, outcome_to_js, to_js};
+use convert::{
+    agent_error, checkpoint_text, config_error, fields, get, integer_option, json_text, outcome_to_js, string_option,
+};
 use glue::normalize_tool;
 use savers::JsSaver;
 
@@ -42,37 +44,21 @@ pub struct JsAgent {
     inner: Rc<JsAgentInner>,
 }
 
-fn optional_string(config: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
-    let v = get(config, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    v.as_string()
-        .map(Some)
-        .ok_or_else(|| config_error(format!("config.{key}: expected a string")))
-}
-
 fn parse_config(config: &JsValue) -> Result<JsAgentInner, JsValue> {
     if !config.is_object() {
         return Err(config_error(
             "agent(config): expected a config object { instructions?, tools?, model, maxIterations? }".into(),
         ));
     }
-    let instructions = optional_string(config, "instructions")?;
+    let instructions = string_option(config, "instructions", "config")?;
     let model = get(config, "model").dyn_into::<Function>().map_err(|_| {
         config_error(
             "config.model: expected a model function (request) => response, e.g. scriptedModel([...]) or a provider"
                 .into(),
         )
     })?;
-    let max_iterations = match get(config, "maxIterations") {
-        v if v.is_undefined() || v.is_null() => DEFAULT_MAX_ITERATIONS,
-        v => v
-            .as_f64()
-            .filter(|n| n.fract() == 0.0 && *n >= 1.0 && *n <= f64::from(u32::MAX))
-            .map(|n| n as u32)
-            .ok_or_else(|| config_error("config.maxIterations: expected a positive integer".into()))?,
-    };
+    let max_iterations = integer_option(config, "maxIterations", "config", 1)?
+        .map_or(DEFAULT_MAX_ITERATIONS, |n| u32::try_from(n).unwrap_or(u32::MAX));
     let tools_value = get(config, "tools");
     let listed: Array = match tools_value {
         v if v.is_undefined() || v.is_null() => Array::new(),
@@ -84,16 +70,19 @@ fn parse_config(config: &JsValue) -> Result<JsAgentInner, JsValue> {
     let tools_js = Array::new();
     for (i, raw) in listed.iter().enumerate() {
         let t = normalize_tool(&raw, &format!("config.tools[{i}]"))?;
-        let schema_text = json_text(&get(&t, "inputSchema"))
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| "{}".into());
+        let schema = get(&t, "inputSchema");
         let definition = ToolDefinition {
             name: get(&t, "name").as_string().unwrap_or_default(),
             description: get(&t, "description").as_string().unwrap_or_default(),
-            input_schema: serde_json::from_str(&schema_text).unwrap_or(Value::Null),
+            input_schema: serde_json::from_str(&json_text(&schema).ok().flatten().unwrap_or_default())
+                .unwrap_or(Value::Null),
         };
-        tools_js.push(&to_js(&definition));
+        // What the model sees, from the JS values at hand (not converted back out of Rust).
+        tools_js.push(&fields(&[
+            ("name", get(&t, "name")),
+            ("description", get(&t, "description")),
+            ("inputSchema", schema),
+        ]));
         let handle = get(&t, "handle")
             .dyn_into::<Function>()
             .map_err(|_| config_error(format!("config.tools[{i}].handle: expected a function")))?;

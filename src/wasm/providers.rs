@@ -9,7 +9,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::convert::{config_error, get, json_text, model_error, to_js};
+use super::convert::{config_error, get, integer_option, json_text, model_error, string_option, to_js};
 use super::glue::error_message;
 use crate::error::ModelError;
 use crate::message::ContentBlock;
@@ -67,31 +67,23 @@ struct Common {
     signal: Option<JsValue>,
 }
 
-fn string_option(options: &JsValue, key: &str, what: &str, required: bool) -> Result<Option<String>, JsValue> {
-    match get(options, key) {
-        v if v.is_undefined() || v.is_null() => {
-            if required {
-                Err(config_error(format!("{what}: {key} is required (a string)")))
-            } else {
-                Ok(None)
-            }
-        }
-        v => v
-            .as_string()
-            .map(Some)
-            .ok_or_else(|| config_error(format!("{what}: {key} must be a string"))),
+/// A string option that must be present when `needed`.
+fn required(options: &JsValue, key: &str, what: &str, needed: bool) -> Result<Option<String>, JsValue> {
+    match string_option(options, key, what)? {
+        None if needed => Err(config_error(format!("{what}: {key} is required (a string)"))),
+        v => Ok(v),
     }
 }
 
-fn count_option(options: &JsValue, key: &str, what: &str) -> Result<Option<u64>, JsValue> {
-    match get(options, key) {
-        v if v.is_undefined() || v.is_null() => Ok(None),
-        v => v
-            .as_f64()
-            .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= 9.0e15)
-            .map(|n| Some(n as u64))
-            .ok_or_else(|| config_error(format!("{what}: {key} must be a non-negative integer"))),
+/// The endpoint settings both wire formats share.
+fn endpoint(c: &Common, base_url: &mut String, headers: &mut Vec<(String, String)>, timeout: &mut std::time::Duration) {
+    if let Some(url) = &c.base_url {
+        base_url.clone_from(url);
     }
+    if let Some(ms) = c.timeout_ms {
+        *timeout = std::time::Duration::from_millis(ms);
+    }
+    headers.clone_from(&c.headers);
 }
 
 fn common(options: &JsValue, what: &str, key_required: bool) -> Result<Common, JsValue> {
@@ -113,18 +105,18 @@ fn common(options: &JsValue, what: &str, key_required: bool) -> Result<Common, J
         }
     }
     let mut retry = Retry::default();
-    if let Some(n) = count_option(options, "maxRetries", what)? {
+    if let Some(n) = integer_option(options, "maxRetries", what, 0)? {
         retry = retry.max_retries(u32::try_from(n).unwrap_or(u32::MAX));
     }
     let signal = Some(get(options, "signal")).filter(|s| s.is_object());
     Ok(Common {
-        api_key: string_option(options, "apiKey", what, key_required)?.unwrap_or_default(),
-        model: string_option(options, "model", what, true)?.unwrap_or_default(),
-        base_url: string_option(options, "baseURL", what, false)?,
-        max_tokens: count_option(options, "maxTokens", what)?.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+        api_key: required(options, "apiKey", what, key_required)?.unwrap_or_default(),
+        model: required(options, "model", what, true)?.unwrap_or_default(),
+        base_url: string_option(options, "baseURL", what)?,
+        max_tokens: integer_option(options, "maxTokens", what, 1)?.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         headers,
         retry,
-        timeout_ms: count_option(options, "timeoutMs", what)?,
+        timeout_ms: integer_option(options, "timeoutMs", what, 0)?,
         signal,
     })
 }
@@ -142,16 +134,10 @@ fn http_model<W: WireFormat>(wire: W, c: &Common) -> HttpModel<W, FetchClient> {
 pub fn anthropic(options: JsValue) -> Result<JsValue, JsValue> {
     let c = common(&options, "anthropic(options)", true)?;
     let mut wire = Anthropic::new(c.api_key.clone(), c.model.clone());
-    if let Some(url) = &c.base_url {
-        wire.base_url = url.clone();
-    }
+    endpoint(&c, &mut wire.base_url, &mut wire.headers, &mut wire.timeout);
     if let Some(max) = c.max_tokens {
         wire.max_tokens = max;
     }
-    if let Some(ms) = c.timeout_ms {
-        wire.timeout = std::time::Duration::from_millis(ms);
-    }
-    wire.headers = c.headers.clone();
     wire.browser_access = get(&options, "dangerouslyAllowBrowser").as_bool().unwrap_or(false);
     Ok(as_function(http_model(wire, &c)))
 }
@@ -162,14 +148,8 @@ pub fn anthropic(options: JsValue) -> Result<JsValue, JsValue> {
 pub fn openai(options: JsValue) -> Result<JsValue, JsValue> {
     let c = common(&options, "openai(options)", false)?;
     let mut wire = OpenAi::new(c.api_key.clone(), c.model.clone());
-    if let Some(url) = &c.base_url {
-        wire.base_url = url.clone();
-    }
+    endpoint(&c, &mut wire.base_url, &mut wire.headers, &mut wire.timeout);
     wire.max_tokens = c.max_tokens;
-    if let Some(ms) = c.timeout_ms {
-        wire.timeout = std::time::Duration::from_millis(ms);
-    }
-    wire.headers = c.headers.clone();
     Ok(as_function(http_model(wire, &c)))
 }
 
@@ -244,7 +224,7 @@ pub fn workers_ai(binding: JsValue, options: JsValue) -> Result<JsValue, JsValue
             "workersAI(binding, options): expected the AI binding (env.AI)".into(),
         ));
     }
-    let model = string_option(&options, "model", "workersAI(binding, options)", true)?.unwrap_or_default();
+    let model = required(&options, "model", "workersAI(binding, options)", true)?.unwrap_or_default();
     Ok(as_function(WorkersAi {
         binding: binding.unchecked_into(),
         model,

@@ -12,7 +12,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::adapters::settle;
-use super::convert::{agent_error, checkpoint_from_js, config_error, get, json_text, saver_error, set, to_js};
+use super::convert::{
+    agent_error, checkpoint_from_js, config_error, get, integer_option, json_text, saver_error, set, string_option,
+    to_js,
+};
 use super::glue::error_message;
 use crate::checkpoint::Checkpoint;
 use crate::error::SaverError;
@@ -172,25 +175,10 @@ pub fn kv_saver(namespace: JsValue, options: JsValue) -> Result<JsSaverClass, Js
         "kvSaver(namespace): expected a KV namespace binding such as env.SESSIONS",
     )?;
     let mut opts = KvOptions::default();
-    if !options.is_undefined() && !options.is_null() {
-        match get(&options, "prefix") {
-            p if p.is_undefined() => {}
-            p => {
-                opts.prefix = p
-                    .as_string()
-                    .ok_or_else(|| config_error("kvSaver options.prefix: expected a string".into()))?
-            }
-        }
-        match get(&options, "expirationTtl") {
-            t if t.is_undefined() => {}
-            t => {
-                let secs = t.as_f64().filter(|n| n.fract() == 0.0 && *n >= 0.0).ok_or_else(|| {
-                    config_error("kvSaver options.expirationTtl: expected a whole number of seconds".into())
-                })?;
-                opts.expiration_ttl = Some(secs as u64);
-            }
-        }
+    if let Some(prefix) = string_option(&options, "prefix", "kvSaver options")? {
+        opts.prefix = prefix;
     }
+    opts.expiration_ttl = integer_option(&options, "expirationTtl", "kvSaver options", 0)?;
     opts.validate().map_err(saver_error)?;
     Ok(JsSaverClass {
         inner: Rc::new(Backing::Kv(KvStoreSaver {
@@ -203,30 +191,24 @@ pub fn kv_saver(namespace: JsValue, options: JsValue) -> Result<JsSaverClass, Js
 /// `indexedDbSaver({ dbName?, storeName?, durability? })`: checkpoints in IndexedDB (browsers, Web Workers).
 #[wasm_bindgen(js_name = indexedDbSaver)]
 pub fn indexed_db_saver(options: JsValue) -> Result<JsSaverClass, JsValue> {
+    let owner = "indexedDbSaver options";
     let mut opts = IndexedDbOptions::default();
-    if !options.is_undefined() && !options.is_null() {
-        for (key, slot) in [("dbName", &mut opts.db_name), ("storeName", &mut opts.store_name)] {
-            match get(&options, key) {
-                v if v.is_undefined() => {}
-                v => {
-                    *slot = v
-                        .as_string()
-                        .ok_or_else(|| config_error(format!("indexedDbSaver options.{key}: expected a string")))?
-                }
-            }
-        }
-        match get(&options, "durability").as_string().as_deref() {
-            None if get(&options, "durability").is_undefined() => {}
-            Some("strict") => opts.durability = Durability::Strict,
-            Some("relaxed") => opts.durability = Durability::Relaxed,
-            Some("default") => opts.durability = Durability::Default,
-            _ => {
-                return Err(config_error(
-                    r#"indexedDbSaver options.durability: expected "strict", "relaxed" or "default""#.into(),
-                ));
-            }
-        }
+    if let Some(name) = string_option(&options, "dbName", owner)? {
+        opts.db_name = name;
     }
+    if let Some(name) = string_option(&options, "storeName", owner)? {
+        opts.store_name = name;
+    }
+    opts.durability = match string_option(&options, "durability", owner)?.as_deref() {
+        None | Some("strict") => Durability::Strict,
+        Some("relaxed") => Durability::Relaxed,
+        Some("default") => Durability::Default,
+        Some(_) => {
+            return Err(config_error(format!(
+                r#"{owner}.durability: expected "strict", "relaxed" or "default""#
+            )));
+        }
+    };
     let saver = IndexedDbSaver::new(opts).map_err(saver_error)?;
     Ok(JsSaverClass {
         inner: Rc::new(Backing::IndexedDb(saver)),
