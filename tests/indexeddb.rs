@@ -70,6 +70,45 @@ async fn list_returns_summaries_by_prefix() {
     assert_eq!(saver.list("").await.unwrap().len(), 3);
 }
 
+/// Opens `db` directly (like another piece of code on the page would).
+async fn raw_open(db: &str) -> web_sys::IdbDatabase {
+    let factory: web_sys::IdbFactory = js_sys::Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .unwrap()
+        .unchecked_into();
+    let request = factory.open(db).unwrap();
+    let opened = js_sys::Promise::new(&mut |resolve, _| request.set_onsuccess(Some(&resolve)));
+    wasm_bindgen_futures::JsFuture::from(opened).await.unwrap();
+    request.result().unwrap().unchecked_into()
+}
+
+#[wasm_bindgen_test]
+async fn list_reads_summaries_only_and_get_names_a_corrupt_checkpoint() {
+    let db = unique("db");
+    let saver = IndexedDbSaver::new(IndexedDbOptions::new(&db, "checkpoints")).unwrap();
+    saver
+        .put("s", &checkpoint("hello", Some("Still listed?")))
+        .await
+        .unwrap();
+    // Overwrite the checkpoint itself with something that is not one, behind the saver's back.
+    let raw = raw_open(&db).await;
+    let tx = raw
+        .transaction_with_str_and_mode("checkpoints", web_sys::IdbTransactionMode::Readwrite)
+        .unwrap();
+    tx.object_store("checkpoints")
+        .unwrap()
+        .put_with_key(&"not a checkpoint".into(), &"s".into())
+        .unwrap();
+    let done = js_sys::Promise::new(&mut |resolve, _| tx.set_oncomplete(Some(&resolve)));
+    wasm_bindgen_futures::JsFuture::from(done).await.unwrap();
+    raw.close();
+
+    let listed = saver.list("").await.unwrap();
+    assert_eq!(listed.len(), 1, "listing never reads the checkpoint store");
+    assert_eq!(listed[0].summary.question.as_deref(), Some("Still listed?"));
+    let err = saver.get("s").await.unwrap_err();
+    assert!(matches!(&err, SaverError::Corrupt { key, .. } if key == "s"), "{err:?}");
+}
+
 #[wasm_bindgen_test]
 async fn two_databases_are_isolated_and_a_second_store_upgrades_the_database() {
     let (db1, db2) = (unique("db"), unique("db"));

@@ -29,6 +29,15 @@ after(async () => {
 
 async function open(context) {
   const page = await context.newPage();
+  // Records the durability of every write transaction the page opens.
+  await page.addInitScript(() => {
+    const original = IDBDatabase.prototype.transaction;
+    window.__durabilities = [];
+    IDBDatabase.prototype.transaction = function (stores, mode, options) {
+      if (mode === 'readwrite') window.__durabilities.push(options?.durability ?? 'unspecified');
+      return original.call(this, stores, mode, options);
+    };
+  });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(url);
@@ -60,6 +69,9 @@ test('start → question → reload → the question is still there → answer �
   assert.deepEqual(await listed(page), ['Waiting: What is your deadline?']);
 
   await say(page, 'the end of June', 'complete');
+  const durabilities = await page.evaluate(() => window.__durabilities);
+  assert.ok(durabilities.length >= 1);
+  assert.deepEqual([...new Set(durabilities)], ['strict'], 'every save is a strict-durability write');
   assert.equal((await chatTexts(page)).at(-1), 'Here is the plan for "Launch the new website": design, build and test, done by the end of June.');
   assert.deepEqual(await listed(page), ['Done (4 messages)']);
   assert.deepEqual(errors, []);
