@@ -9,7 +9,7 @@
 // `MockLanguageModelV3` from `ai/test` implements) so that no test utilities end up in the Worker bundle.
 import { generateText, stepCountIs, tool } from 'ai';
 import { z } from 'zod';
-import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory } from '../lib/workload.mjs';
+import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory, runResult } from '../lib/workload.mjs';
 
 export const label = 'AI SDK';
 
@@ -103,13 +103,5 @@ export async function runW(n, answer = ANSWER) {
   });
   const result = await generate(n, probe, messages);
   const end = performance.now();
-  return {
-    text: result.text,
-    lastRequestMessageCount: probe.lastRequestMessageCount,
-    expectedLastRequestMessageCount: 2 * n + 2,
-    pauseMs,
-    resumeFirstCallMs: probe.finalCallAt - t1,
-    checkpointString,
-    totalMs: end - start,
-  };
+  return runResult({ text: result.text, probe, expectedLastRequestMessageCount: 2 * n + 2, pauseMs, t1, checkpointString, start, end });
 }

@@ -14,7 +14,7 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory } from '../lib/workload.mjs';
+import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory, runResult } from '../lib/workload.mjs';
 
 export const label = 'LangGraph';
 
@@ -120,13 +120,5 @@ export async function runW(n, answer = ANSWER) {
   const end = performance.now();
   if (out.__interrupt__?.length) throw new Error('expected a final answer');
   const last = out.messages.at(-1);
-  return {
-    text: last.content,
-    lastRequestMessageCount: probe.lastRequestMessageCount,
-    expectedLastRequestMessageCount: 2 * n + 2,
-    pauseMs,
-    resumeFirstCallMs: probe.finalCallAt - t1,
-    checkpointString,
-    totalMs: end - start,
-  };
+  return runResult({ text: last.content, probe, expectedLastRequestMessageCount: 2 * n + 2, pauseMs, t1, checkpointString, start, end });
 }

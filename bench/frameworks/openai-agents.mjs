@@ -7,7 +7,7 @@
 // Tracing is disabled (it would try to export traces to OpenAI; nothing here has a key or a network).
 import { Agent, RunContext, RunState, Usage, run, tool, setTracingDisabled } from '@openai/agents';
 import { z } from 'zod';
-import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory } from '../lib/workload.mjs';
+import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory, runResult } from '../lib/workload.mjs';
 
 export const label = 'OpenAI Agents SDK';
 
@@ -88,13 +88,5 @@ export async function runW(n, answer = ANSWER) {
   const result = await run(agent, state, { maxTurns: 10_000 });
   const end = performance.now();
   if (result.interruptions?.length) throw new Error('expected a final answer');
-  return {
-    text: result.finalOutput,
-    lastRequestMessageCount: probe.lastRequestMessageCount,
-    expectedLastRequestMessageCount: 2 * n + 1,
-    pauseMs,
-    resumeFirstCallMs: probe.finalCallAt - t1,
-    checkpointString,
-    totalMs: end - start,
-  };
+  return runResult({ text: result.finalOutput, probe, expectedLastRequestMessageCount: 2 * n + 1, pauseMs, t1, checkpointString, start, end });
 }

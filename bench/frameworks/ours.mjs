@@ -1,7 +1,7 @@
 // resumable-agent (this repository's package, built into ../pkg): InterruptError pauses, the checkpoint is
 // plain JSON (JSON.stringify), and a brand-new agent resumes from the string with `resume(string, answer)`.
 import { agent, defineTool, InterruptError, isInterrupted } from 'resumable-agent';
-import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory } from '../lib/workload.mjs';
+import { INSTRUCTIONS, PROMPT, ANSWER, decide, lookupResult, checkHistory, runResult } from '../lib/workload.mjs';
 
 export const label = 'ours (resumable-agent)';
 
@@ -61,13 +61,5 @@ export async function runW(n, answer = ANSWER) {
   const done = await build(n, probe).resume(checkpointString, answer);
   const end = performance.now();
   if (isInterrupted(done)) throw new Error('expected a final answer');
-  return {
-    text: done.text,
-    lastRequestMessageCount: probe.lastRequestMessageCount,
-    expectedLastRequestMessageCount: 2 * n + 1,
-    pauseMs,
-    resumeFirstCallMs: probe.finalCallAt - t1,
-    checkpointString,
-    totalMs: end - start,
-  };
+  return runResult({ text: done.text, probe, expectedLastRequestMessageCount: 2 * n + 1, pauseMs, t1, checkpointString, start, end });
 }

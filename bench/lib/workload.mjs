@@ -101,3 +101,16 @@ export function verifyRun(n, r, answer = ANSWER) {
   if (typeof r.checkpointString !== 'string' || r.checkpointString.length === 0) throw new Error(`n=${n}: no checkpoint string`);
   if (!(r.pauseMs >= 0) || !(r.resumeFirstCallMs >= 0)) throw new Error(`n=${n}: missing timings`);
 }
+
+/** What every framework's runW returns, from the probe and the timings it took. */
+export function runResult({ text, probe, expectedLastRequestMessageCount, pauseMs, t1, checkpointString, start, end }) {
+  return {
+    text,
+    lastRequestMessageCount: probe.lastRequestMessageCount,
+    expectedLastRequestMessageCount,
+    pauseMs,
+    resumeFirstCallMs: probe.finalCallAt - t1,
+    checkpointString,
+    totalMs: end - start,
+  };
+}
