@@ -1,16 +1,21 @@
-# make test       - every test: lint, native, wasm (Node), the npm package in Node, TypeScript types,
-#                   and both example Workers on local workerd with KV on disk
+# make test       - every test: lint, native, wasm (Node), the npm package in Node, TypeScript types, memory
+#                   (tests/leak), both example Workers on local workerd with KV on disk, and Chromium
 # make demo       - the Rust example Worker under `wrangler dev` (local KV), called with curl-style requests
 # make demo-node  - the multi-turn loop in Node: pause, checkpoint to a file, resume in new processes
 # make demo-browser - the in-browser agent (examples/browser) on http://127.0.0.1:8788/
 # make bench      - the side-by-side benchmark against LangGraph, the OpenAI Agents SDK and the AI SDK
+# make fuzz       - every fuzz target for FUZZ_SECONDS each (default 600; `make test` runs them 15 s each)
+# make stress     - the package under Node 20, 22 and 24: STRESS_RUNS processes of 100,000 random resumes each
 # make pkg        - build the npm package into pkg/
 # Each target installs what a bare machine lacks (scripts/ensure-tools.sh) and is quick when all is there.
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: tools pkg link worker test test-native test-wasm test-node test-workers test-browser lint demo demo-node demo-browser bench clean
+.PHONY: tools pkg link worker test test-native test-wasm test-node test-leak test-workers test-browser test-fuzz test-stress lint demo demo-node demo-browser bench fuzz stress clean
+
+FUZZ_SECONDS ?= 600
+STRESS_RUNS ?= 5
 
 tools:
 	@scripts/ensure-tools.sh
@@ -21,7 +26,7 @@ pkg: tools
 lint: tools
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features reqwest -- -D warnings
-	cargo clippy --target wasm32-unknown-unknown --features js,kv --lib -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --features js,kv,durable-object --lib -- -D warnings
 
 test-native: tools
 	cargo test --features reqwest
@@ -41,13 +46,31 @@ test-node: link
 	node --test 'tests/node/*.test.mjs' 'tests/providers/*.test.mjs'
 	tsc -p examples/typescript --noEmit
 
+# Memory stays flat: every request shape and error path, 20,000 requests each (about 30 s).
+test-leak: link
+	node --test tests/leak/leak.test.mjs
+
 test-workers: link worker
 	node --test --test-concurrency=1 'tests/workers/*.test.mjs'
 
 test-browser: link
 	node --test 'tests/browser/*.test.mjs'
 
-test: lint test-native test-wasm test-node test-workers test-browser
+# Each fuzz target briefly (nightly and cargo-fuzz are installed if missing); the corpus stays untouched.
+test-fuzz: tools
+	scripts/fuzz.sh 15
+
+# Node 20, 22 and 24, three processes of 100,000 random resumes each: every one must exit cleanly.
+test-stress: link
+	scripts/stress.sh 3 100000
+
+test: lint test-native test-wasm test-node test-leak test-workers test-browser test-fuzz test-stress
+
+fuzz: tools
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+stress: link
+	scripts/stress.sh $(STRESS_RUNS) 100000
 
 demo: link worker
 	node scripts/demo-worker.mjs

@@ -21,15 +21,15 @@ const FRAMEWORKS = [
 const started = performance.now();
 const log = (msg) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${msg}\n`);
 
-/** Runs `node --expose-gc <script> <arg>` in a fresh process and parses the JSON it prints. */
-function child(script, arg) {
-  const r = spawnSync(process.execPath, ['--expose-gc', join(BENCH, script), arg], {
+/** Runs `node --expose-gc <script> <args>` in a fresh process and parses the JSON it prints. */
+function child(script, ...args) {
+  const r = spawnSync(process.execPath, ['--expose-gc', join(BENCH, script), ...args], {
     cwd: BENCH,
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     timeout: 300_000,
   });
-  if (r.status !== 0) throw new Error(`${script} ${arg} failed (${r.status ?? r.signal}):\n${r.stderr}`);
+  if (r.status !== 0) throw new Error(`${script} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1));
 }
 
@@ -76,6 +76,22 @@ for (const fw of FRAMEWORKS) {
   log(`cold start: ${fw.column}`);
   cold[fw.id] = coldStart(await buildNode(fw.id));
 }
+
+// ---- 7: ours in a long-lived isolate: memory kept and time per request over 100,000 requests ---------------
+// The request shapes of tests/leak/shapes.mjs (a fresh agent / session / saver per request, never yielding to
+// the event loop, so no finalizer can help). Goal: at most 20 bytes kept per request, last 20k ≤ 1.2× first 20k.
+const LONG_LIVED = ['resume-complete', 'session-memory', 'session-kv', 'saver-created', 'model-throws', 'saver-fails'];
+const isolate = {};
+for (const shape of LONG_LIVED) {
+  log(`long-lived isolate, 100,000 requests: ${shape}`);
+  isolate[shape] = child('../tests/leak/shapes.mjs', shape, '100000', '2000');
+}
+
+// ---- 8: savers: time per auto-save and bytes per step (bench/savers.mjs, each saver in its real host) ---------
+log('savers: time per auto-save, bytes per step');
+const saversRun = spawnSync(process.execPath, [join(BENCH, 'savers.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 600_000, maxBuffer: 16 << 20 });
+if (saversRun.status !== 0) throw new Error(`savers.mjs failed (${saversRun.status ?? saversRun.signal}):\n${saversRun.stderr}`);
+const saversTable = saversRun.stdout.trim();
 
 // ---- the tables -----------------------------------------------------------------------------------------
 const f1 = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
@@ -189,6 +205,16 @@ const perN = [
   ),
 ].join('\n');
 
+const isolateTable = [
+  '| request shape (ours, a fresh agent/session/saver per request) | bytes kept per request | wasm memory before → after | last 20k ÷ first 20k | µs per request | meets (≤ 20 B, ≤ 1.2×) |',
+  '|---|---:|---:|---:|---:|:---:|',
+  ...LONG_LIVED.map((shape) => {
+    const r = isolate[shape];
+    const ok = r.keptBytesPerRequest <= 20 && r.lastFifthOverFirstFifth <= 1.2;
+    return `| ${shape} | ${r.keptBytesPerRequest.toFixed(1)} | ${kib(r.wasmBytesBefore)} → ${kib(r.wasmBytesAfter)} KiB | ${r.lastFifthOverFirstFifth.toFixed(2)}× | ${(r.msPerRequest * 1000).toFixed(0)} | ${ok ? 'yes' : '**no**'} |`;
+  }),
+].join('\n');
+
 const versions = {
   '@langchain/langgraph': version('@langchain/langgraph'),
   '@langchain/core': version('@langchain/core'),
@@ -211,6 +237,14 @@ ms per step (median; whole W(n) ÷ n):
 
 ${perN}
 
+A long-lived isolate (100,000 requests per shape, one process each, never yielding to the event loop):
+
+${isolateTable}
+
+Savers (\`bench/savers.mjs\`):
+
+${saversTable}
+
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;
 
@@ -218,6 +252,6 @@ process.stdout.write(`${report}\n`);
 writeFileSync(join(BENCH, 'results.md'), report);
 writeFileSync(
   join(BENCH, 'results.json'),
-  `${JSON.stringify({ node: process.version, versions, floor, timing, memory, bundles, cold, bare, figures, elapsedSeconds: elapsed }, null, 2)}\n`,
+  `${JSON.stringify({ node: process.version, versions, floor, timing, memory, bundles, cold, bare, figures, isolate, elapsedSeconds: elapsed }, null, 2)}\n`,
 );
 log('done: results.md, results.json');

@@ -1,24 +1,458 @@
-// The public API, shared by every entry point (node.js, browser.js, workerd.js initialise the wasm first).
+// The public API: a thin front over the wasm exports, shared by every entry point (node.js, browser.js,
+// workerd.js initialise the wasm first). It holds no loop rules. Every object it hands out is plain JS: an
+// agent keeps its checked config (a frozen spec), a saver its store (a Map, a KV binding, an IndexedDB
+// connection). Each call builds what it needs in wasm and drops it when its promise settles, so an object
+// the program drops is released by the garbage collector; free() / [Symbol.dispose] release it at once.
+import * as raw from './resumable_agent.js';
+import { ConfigError, ReleasedError, InstanceLostError } from './resumable_agent.js';
+
 export {
-  agent,
-  defineTool,
-  isInterrupted,
-  assertComplete,
-  scriptedModel,
-  anthropic,
-  openai,
-  workersAI,
-  memorySaver,
-  kvSaver,
-  indexedDbSaver,
-  InterruptError,
-  AgentError,
-  CheckpointError,
-  ConfigError,
-  MaxIterationsError,
-  ModelError,
-  RunInterruptedError,
-  SessionNotFoundError,
-  SessionBusyError,
-  SaverError,
+  InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
+  SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
+  InstanceLostError, OutputError,
 } from './resumable_agent.js';
+
+// ---- one instance, replaced if it ever traps ------------------------------------------------------------
+// A trap (in practice: out of memory) poisons a WebAssembly instance. Every call goes through `wasm` below:
+// calls in flight are tracked, and on a trap each is rejected with InstanceLostError and the instance is
+// replaced (__wbg_reset_state), so every promise settles and later calls work. Traps inside the futures'
+// microtasks reach lose() through the guard scripts/guard-glue.py puts into the glue.
+
+const inFlight = new Set();
+let replaced = 0;
+
+function lose(trap) {
+  const pending = [...inFlight];
+  inFlight.clear();
+  try {
+    raw.__wbg_reset_state();
+    replaced += 1;
+  } catch {
+    // Could not even instantiate again: later calls fail with their own errors.
+  }
+  const error = new InstanceLostError(
+    `the WebAssembly instance failed (${trap?.message ?? trap}) and was replaced; the ${pending.length} call(s) in flight were lost: continue them from their last saved checkpoint (a session: session.resume())`,
+    { cause: trap },
+  );
+  for (const reject of pending) reject(error);
+  return error;
+}
+raw.__raSetTrapHandler(lose);
+
+const isTrap = (e) => e instanceof WebAssembly.RuntimeError;
+
+function guardSync(f) {
+  try {
+    return f();
+  } catch (e) {
+    throw isTrap(e) ? lose(e) : e;
+  }
+}
+
+function guardAsync(f) {
+  return new Promise((resolve, reject) => {
+    inFlight.add(reject);
+    const settle = (how) => (v) => { inFlight.delete(reject); how(v); };
+    let p;
+    try {
+      p = f();
+    } catch (e) {
+      inFlight.delete(reject);
+      reject(isTrap(e) ? lose(e) : e);
+      return;
+    }
+    p.then(settle(resolve), settle(reject));
+  });
+}
+
+const ASYNC = ['prompt', 'resume', 'runSession', 'sessionOp', 'listSessions', 'saverCall', 'providerComplete', 'scriptedComplete'];
+const SYNC = ['compileAgent', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'defineTool', 'isInterrupted', 'assertComplete', 'memoryUsage'];
+const wasm = {};
+for (const name of ASYNC) wasm[name] = (...args) => guardAsync(() => raw[name](...args));
+for (const name of SYNC) wasm[name] = (...args) => guardSync(() => raw[name](...args));
+Object.freeze(wasm);
+
+/** Checks a tool definition at once (throws ConfigError naming what is wrong). */
+export const defineTool = (def) => wasm.defineTool(def);
+/** Type guard: the run paused for a human. */
+export const isInterrupted = (result) => wasm.isInterrupted(result);
+/** Returns a finished result; throws RunInterruptedError for a paused one. */
+export const assertComplete = (result) => wasm.assertComplete(result);
+/** `{ wasmBytes, instancesReplaced }`: the size of this package's WebAssembly memory, and how often a trapped instance was replaced. */
+export function memoryUsage() {
+  return { ...wasm.memoryUsage(), instancesReplaced: replaced };
+}
+
+const dispose = Symbol.dispose ?? Symbol.for('Symbol.dispose');
+
+// Models and savers written in Rust, by the function or object handed out: a run calls them directly. A
+// WeakMap keeps the specs (API keys among them) out of reach and lets them go with their owner.
+const BUILTIN_MODELS = new WeakMap();
+
+const released = (what) => new ReleasedError(`${what} was released (free() or the end of a using block); create a new one`);
+
+function detached(cls, method) {
+  return new ConfigError(`${cls}.${method} was called without its ${cls.toLowerCase()} (a detached method?): call it as ${cls.toLowerCase()}.${method}(...)`);
+}
+
+/** An agent: `prompt`, `resume`, `stream`, `session`. */
+class Agent {
+  #spec;
+  constructor(spec) { this.#spec = spec; }
+
+  static spec(self, method) {
+    if (self == null || typeof self !== 'object' || !(#spec in self)) throw detached('Agent', method);
+    if (self.#spec === null) throw released('this agent');
+    return self.#spec;
+  }
+
+  async prompt(message, options) {
+    return wasm.prompt(Agent.spec(this, 'prompt'), message, options);
+  }
+
+  async resume(checkpoint, answer, options) {
+    return wasm.resume(Agent.spec(this, 'resume'), checkpoint, answer, options);
+  }
+
+  stream(input, options) {
+    const spec = Agent.spec(this, 'stream');
+    if (input == null || typeof input !== 'object') {
+      throw new ConfigError('stream(input): expected { prompt } or { checkpoint, answer? }');
+    }
+    if (typeof input.prompt === 'string') return eventStream((o) => wasm.prompt(spec, input.prompt, o), options);
+    if ('checkpoint' in input) return eventStream((o) => wasm.resume(spec, input.checkpoint, input.answer, o), options);
+    throw new ConfigError('stream(input): expected { prompt: string } or { checkpoint, answer? }');
+  }
+
+  session(saver, id, options) {
+    return new Session(Agent.spec(this, 'session'), saver, id, options);
+  }
+
+  free() { this.#spec = null; }
+  [dispose]() { this.free(); }
+}
+
+/** A conversation kept in a saver under an id, with its history. */
+class Session {
+  #agent; #saver; #store; #id; #options;
+
+  constructor(agentSpec, saver, id, options) {
+    const store = Saver.spec(saver);
+    wasm.checkSession(saver, store !== undefined, id, options);
+    this.#agent = agentSpec;
+    this.#saver = saver;
+    this.#store = store;
+    this.#id = id;
+    this.#options = options ?? {};
+  }
+
+  static parts(self, method) {
+    if (self == null || typeof self !== 'object' || !(#agent in self)) throw detached('Session', method);
+    if (self.#agent === null) throw released('this session');
+    if (self.#store === null || (self.#store !== undefined && Saver.spec(self.#saver) === null)) throw released('the saver of this session');
+    return self;
+  }
+
+  get id() { return this.#id; }
+
+  #run(turn, value, options) {
+    return wasm.runSession(this.#agent, this.#store, this.#saver, this.#id, turn, value, this.#options, options);
+  }
+
+  #op(op, a, b) {
+    return wasm.sessionOp(this.#agent, this.#store, this.#saver, this.#id, this.#options, op, a, b);
+  }
+
+  async prompt(message, options) { return Session.parts(this, 'prompt').#run('prompt', message, options); }
+  async reply(answer, options) { return Session.parts(this, 'reply').#run('reply', answer, options); }
+  /** Continues from the last saved step (after a crash); a paused session answers with its pause. */
+  async resume(options) { return Session.parts(this, 'resume').#run('resume', undefined, options); }
+
+  stream(input, options) {
+    const self = Session.parts(this, 'stream');
+    if (input != null && typeof input === 'object' && typeof input.prompt === 'string') {
+      return eventStream((o) => self.#run('prompt', input.prompt, o), options);
+    }
+    if (input != null && typeof input === 'object' && 'answer' in input) {
+      return eventStream((o) => self.#run('reply', input.answer, o), options);
+    }
+    if (input != null && typeof input === 'object' && input.resume === true) {
+      return eventStream((o) => self.#run('resume', undefined, o), options);
+    }
+    throw new ConfigError('session.stream(input): expected { prompt: string }, { answer } or { resume: true }');
+  }
+
+  /** Saved steps, newest first: `{ id, parentId?, step, label?, createdAt, interrupted, question?, iterations, usage }`. */
+  async history({ limit, before } = {}) { return Session.parts(this, 'history').#op('history', limit, before); }
+  /** The latest checkpoint, or the one saved as step `id`. */
+  async checkpoint(id) { return Session.parts(this, 'checkpoint').#op('checkpoint', id); }
+  /** Names a saved step. */
+  async label(id, name) { return Session.parts(this, 'label').#op('label', id, name); }
+  /** Makes a saved step (by id or label) the head again: the next call continues from it, as a new branch. */
+  async restore(idOrLabel) { return Session.parts(this, 'restore').#op('restore', idOrLabel); }
+  /** Saves a checkpoint (e.g. a SaverError's) as the session's new head. */
+  async save(checkpoint) { return Session.parts(this, 'save').#op('save', checkpoint); }
+  /** Removes the session and its history. */
+  async delete() { return Session.parts(this, 'delete').#op('delete'); }
+
+  free() { this.#agent = null; this.#saver = null; this.#store = null; }
+  [dispose]() { this.free(); }
+}
+
+/** The sessions stored in `saver` (their latest checkpoints' summaries, not their history). */
+export async function listSessions(saver, prefix) {
+  const store = Saver.spec(saver);
+  if (store === null) throw released('this saver');
+  if (store === undefined) wasm.checkSession(saver, false, 'x', undefined);
+  return wasm.listSessions(store, saver, prefix ?? '');
+}
+
+/** A saver implemented in Rust: `get`, `put`, `delete`, `exists`, `list(prefix?)`, each a promise. */
+class Saver {
+  #spec;
+  constructor(spec) { this.#spec = spec; }
+
+  /** The spec of a built-in saver (null once released); undefined for any other object. */
+  static spec(saver) {
+    return saver != null && typeof saver === 'object' && #spec in saver ? saver.#spec : undefined;
+  }
+
+  static #call(self, op, key, value, condition) {
+    if (self == null || typeof self !== 'object' || !(#spec in self)) return Promise.reject(detached('Saver', op));
+    if (self.#spec === null) return Promise.reject(released('this saver'));
+    return wasm.saverCall(self.#spec, op, key, value, condition);
+  }
+
+  get(key) { return Saver.#call(this, 'get', key); }
+  /** `condition`: `{ ifAbsent: true }` or `{ ifStep: n }` (compare-and-set; SaverError code CONFLICT). */
+  put(key, checkpoint, condition) { return Saver.#call(this, 'put', key, checkpoint, condition); }
+  /** True when conditional puts are atomic (memory, file, IndexedDB, Durable Object; not KV). */
+  get compareAndSet() { return this.#spec === null ? false : wasm.saverAbout(this.#spec).compareAndSet; }
+  /** The largest value the store takes, in bytes, when it has a limit. */
+  get maxValueBytes() { return this.#spec === null ? undefined : wasm.saverAbout(this.#spec).maxValueBytes; }
+  delete(key) { return Saver.#call(this, 'delete', key); }
+  exists(key) { return Saver.#call(this, 'exists', key); }
+  list(prefix) { return Saver.#call(this, 'list', prefix); }
+
+  free() {
+    const slot = this.#spec?.slot;
+    if (slot?.db) { slot.db.close(); slot.db = undefined; }
+    this.#spec = null;
+  }
+  [dispose]() { this.free(); }
+}
+
+/** Creates an agent: `{ instructions?, tools?, model, maxIterations? }`. Throws ConfigError for an unusable config. */
+export function agent(config) {
+  const model = config != null && typeof config === 'object' ? config.model : undefined;
+  const builtin = typeof model === 'function' ? BUILTIN_MODELS.get(model) : undefined;
+  return new Agent(wasm.compileAgent(config, builtin));
+}
+
+/** A saver in memory (this process or tab only). */
+export function memorySaver() {
+  return new Saver(wasm.saverSpec('memory'));
+}
+
+/** Checkpoints in Workers KV; summaries in each key's metadata. */
+export function kvSaver(namespace, options) {
+  return new Saver(wasm.saverSpec('kv', namespace, options));
+}
+
+/** Checkpoints in IndexedDB (browsers, Web Workers). */
+export function indexedDbSaver(options) {
+  return new Saver(wasm.saverSpec('indexeddb', options));
+}
+
+/**
+ * A saver over a store written in JS at the text level: `{ getText(key), putText(key, value, summary,
+ * condition), delete(key), list(prefix), compareAndSet, maxValueBytes? }` (the file and Durable Object savers).
+ */
+export function textStoreSaver(store) {
+  return new Saver(wasm.saverSpec('text', store));
+}
+
+// ---- Durable Objects -----------------------------------------------------------------------------------
+
+const DO_MAX_VALUE_BYTES = 2 * 1024 * 1024;
+
+function storeError(code, message) {
+  const e = new Error(message);
+  e.code = code;
+  return e;
+}
+
+/**
+ * Checkpoints in a Durable Object (`env.CHECKPOINTS`, bound to the exported CheckpointStore class): strongly
+ * consistent, compare-and-set, values up to 2 MB. `name` picks the object (default "default"): one object
+ * serialises every session in it; shard by giving each user or tenant its own name.
+ */
+export function durableObjectSaver(namespace, options = {}) {
+  if (namespace == null || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
+    throw new ConfigError('durableObjectSaver(namespace): expected a Durable Object namespace binding such as env.CHECKPOINTS');
+  }
+  const name = options.name ?? 'default';
+  if (typeof name !== 'string' || name === '') throw new ConfigError('durableObjectSaver options.name: expected a non-empty string');
+  let stub;
+  const call = async (body) => {
+    stub ??= namespace.get(namespace.idFromName(name));
+    const res = await stub.fetch('https://checkpoint-store.invalid/', { method: 'POST', body: JSON.stringify(body) });
+    const out = await res.json();
+    if (out.error) throw storeError(out.code ?? 'BACKEND', out.error);
+    return out;
+  };
+  return textStoreSaver({
+    compareAndSet: true,
+    maxValueBytes: DO_MAX_VALUE_BYTES,
+    async getText(key) { return (await call({ op: 'get', key })).value; },
+    async putText(key, value, summary, condition) { await call({ op: 'put', key, value, summary, condition: condition ?? null }); },
+    async delete(key) { await call({ op: 'delete', key }); },
+    async list(prefix) { return (await call({ op: 'list', prefix })).entries; },
+  });
+}
+
+/**
+ * The Durable Object class behind durableObjectSaver: export it from your Worker and bind it
+ * (`[[durable_objects.bindings]] name = "CHECKPOINTS", class_name = "CheckpointStore"`, with a
+ * `new_sqlite_classes` migration). Each key is two entries — `v:<key>` (the checkpoint's JSON) and `s:<key>`
+ * (its summary), written together — so a listing reads summaries only. A conditional write compares and
+ * writes within one request, which nothing else interleaves with.
+ */
+export class CheckpointStore {
+  constructor(ctx) {
+    this.storage = ctx.storage;
+  }
+
+  async fetch(request) {
+    let body;
+    try {
+      body = await request.json();
+    } catch {
+      return Response.json({ error: 'expected a JSON body', code: 'BACKEND' }, { status: 400 });
+    }
+    const { op, key, value, summary, condition, prefix } = body;
+    try {
+      switch (op) {
+        case 'get': return Response.json({ value: (await this.storage.get(`v:${key}`)) ?? null });
+        case 'put': {
+          if (new TextEncoder().encode(value).length > DO_MAX_VALUE_BYTES) {
+            return Response.json({ error: `value for ${JSON.stringify(key)} is over ${DO_MAX_VALUE_BYTES} bytes`, code: 'TOO_LARGE' });
+          }
+          if (condition) {
+            const current = await this.storage.get(`s:${key}`);
+            const step = current === undefined ? undefined : (JSON.parse(current).step ?? 0);
+            const ok = condition.ifAbsent ? current === undefined : step === condition.ifStep;
+            if (!ok) return Response.json({ error: `key ${JSON.stringify(key)} changed`, code: 'CONFLICT' });
+          }
+          await this.storage.put({ [`v:${key}`]: value, [`s:${key}`]: summary });
+          return Response.json({ ok: true });
+        }
+        case 'delete': await this.storage.delete([`v:${key}`, `s:${key}`]); return Response.json({ ok: true });
+        case 'list': {
+          const found = await this.storage.list({ prefix: `s:${prefix ?? ''}` });
+          return Response.json({ entries: [...found].map(([k, s]) => ({ key: k.slice(2), summary: s })) });
+        }
+        default: return Response.json({ error: `unknown operation ${JSON.stringify(op)}`, code: 'BACKEND' }, { status: 400 });
+      }
+    } catch (e) {
+      return Response.json({ error: String(e?.message ?? e), code: 'BACKEND' }, { status: 500 });
+    }
+  }
+}
+
+function builtinModel(spec, complete) {
+  const model = (request) => complete(spec, request);
+  BUILTIN_MODELS.set(model, spec);
+  return model;
+}
+
+/** The Anthropic Messages API over fetch. */
+export function anthropic(options) {
+  return builtinModel(wasm.providerSpec('anthropic', options), wasm.providerComplete);
+}
+
+/** OpenAI Chat Completions (and compatible servers) over fetch. */
+export function openai(options) {
+  return builtinModel(wasm.providerSpec('openai', options), wasm.providerComplete);
+}
+
+/** Workers AI through its binding. */
+export function workersAI(binding, options) {
+  return builtinModel(wasm.providerSpec('workers-ai', binding, options), wasm.providerComplete);
+}
+
+/** A model that plays `responses` back: response k answers a conversation holding k assistant messages. */
+export function scriptedModel(responses) {
+  return builtinModel(wasm.scriptedSpec(responses), wasm.scriptedComplete);
+}
+
+// ---- streams of events ---------------------------------------------------------------------------------
+
+function plainError(e) {
+  const out = { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
+  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable']) {
+    if (e != null && e[k] !== undefined) out[k] = e[k];
+  }
+  return out;
+}
+
+/**
+ * Runs `start({ onEvent, signal })` and hands its events out as an async iterable; the last event is
+ * `done` (with the result) or `error` (with the error as plain JSON and the last checkpoint). Leaving the
+ * loop early aborts the run at its next step. `.result` is the run's promise.
+ */
+function eventStream(start, options) {
+  const queue = [];
+  const waiting = [];
+  let ended = false;
+  const push = (event) => {
+    if (ended) return;
+    const w = waiting.shift();
+    if (w) w({ value: event, done: false }); else queue.push(event);
+  };
+  const end = () => {
+    ended = true;
+    for (const w of waiting.splice(0)) w({ value: undefined, done: true });
+  };
+  const stop = { aborted: false };
+  const outer = options?.signal;
+  const signal = {
+    get aborted() { return stop.aborted || outer?.aborted === true; },
+  };
+  const onEvent = options?.onEvent;
+  const result = start({
+    onEvent: (event) => { push(event); if (typeof onEvent === 'function') onEvent(event); },
+    signal,
+  });
+  result.then(
+    (r) => { push({ type: 'done', result: r }); end(); },
+    (e) => {
+      const event = { type: 'error', error: plainError(e) };
+      if (e?.checkpoint !== undefined) event.checkpoint = e.checkpoint;
+      push(event);
+      end();
+    },
+  );
+  result.catch(() => {}); // the events carry the error; awaiting `.result` still rejects
+  return {
+    result,
+    abort() { stop.aborted = true; },
+    [Symbol.asyncIterator]() {
+      return {
+        next() {
+          if (queue.length > 0) return Promise.resolve({ value: queue.shift(), done: false });
+          if (ended) return Promise.resolve({ value: undefined, done: true });
+          return new Promise((resolve) => waiting.push(resolve));
+        },
+        return() {
+          stop.aborted = true;
+          queue.length = 0;
+          end();
+          return Promise.resolve({ value: undefined, done: true });
+        },
+        [Symbol.asyncIterator]() { return this; },
+      };
+    },
+  };
+}
+

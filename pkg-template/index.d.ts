@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Types of the resumable-agent npm package. Every public type lives in this one file.
 
 // ---- messages (the reference's exact shapes) ---------------------------------------------------------
@@ -10,7 +11,19 @@ export interface ImageBase64Content { type: 'image_base64'; data: string; mimeTy
 export interface ToolUseContent { type: 'tool_use'; id: string; name: string; input: unknown }
 export interface ToolResultContent { type: 'tool_result'; toolUseId: string; content: string; isError?: boolean }
 
-export type MessageContent = TextContent | ImageContent | ImageBase64Content | ToolUseContent | ToolResultContent;
+/** Anthropic extended thinking: kept in the history and sent back as it was (the API requires it with tool use). */
+export interface ThinkingContent { type: 'thinking'; thinking: string; signature: string }
+/** Thinking the provider encrypted: kept and sent back as it was. */
+export interface RedactedThinkingContent { type: 'redacted_thinking'; data: string }
+
+export type MessageContent =
+  | TextContent
+  | ImageContent
+  | ImageBase64Content
+  | ToolUseContent
+  | ToolResultContent
+  | ThinkingContent
+  | RedactedThinkingContent;
 
 export interface Message {
   role: Role;
@@ -22,41 +35,137 @@ export interface Usage {
   outputTokens: number;
 }
 
-/** A result recorded for one call of a paused turn (a tool_result block without its `type`). */
+/** A result recorded for one call of the open turn (a tool_result block without its `type`). */
 export type ToolResult = Omit<ToolResultContent, 'type'>;
+
+// ---- interrupts and decisions ----------------------------------------------------------------------------
+
+/** A call waiting for a human's approval before any call of its turn runs. */
+export interface ApprovalInterrupt {
+  kind: 'approval';
+  /** The tool call's id. */
+  id: string;
+  toolName: string;
+  /** The call's input, as the model wrote it. */
+  input: unknown;
+  /** After this moment (ms since the epoch) the tool's `onExpire` policy applies. */
+  expiresAt?: number;
+}
+
+/** A question a tool asked by throwing InterruptError. */
+export interface QuestionInterrupt {
+  kind: 'question';
+  id: string;
+  toolName: string;
+  input: unknown;
+  question: string;
+  /** Choices a UI can offer. */
+  options?: string[];
+  /** Anything else the tool attached (plain JSON). */
+  data?: unknown;
+  expiresAt?: number;
+}
+
+/** What a paused run waits for: approval requests of one turn, or one question. */
+export type Interrupt = ApprovalInterrupt | QuestionInterrupt;
+
+/**
+ * The human's answer to one interrupt. `approve` (approvals): run the call, with `modifiedArgs` instead of
+ * the model's input when given (checked against the tool's schema; the transcript shows what ran).
+ * `deny` (either kind): do not run it / decline to answer; the model reads an error result with `message`.
+ * `answer` (questions): the text becomes the call's result.
+ */
+export type Decision =
+  | { type: 'approve'; modifiedArgs?: unknown }
+  | { type: 'deny'; message?: string }
+  | { type: 'answer'; text: string };
+
+/**
+ * What `resume` continues with: a string (answers the single pending question; with nothing pending a
+ * non-empty string is a new user turn and '' continues as is), or one decision per pending interrupt —
+ * an array in interrupt order or an object keyed by interrupt id. Anything that does not fit exactly is a
+ * DecisionError naming the interrupt, before anything runs.
+ */
+export type ResumeAnswer = string | { decisions: Decision[] | Record<string, Decision> };
 
 // ---- checkpoints -------------------------------------------------------------------------------------
 
 /**
  * The whole run as plain JSON: `JSON.parse(JSON.stringify(checkpoint))` gives it back unchanged.
- * Checkpoints in the reference's format (no `version`) are accepted by `resume`.
+ * Checkpoints of older formats (1, and the reference's without `version`) are accepted by `resume`.
+ * Its JSON Schema ships as `resumable-agent/checkpoint.schema.json`.
  */
 export interface Checkpoint {
-  /** Format version; 1 for everything this release writes. Absent in reference-format checkpoints. */
+  /** Format version; 2 for everything this release writes. Absent in reference-format checkpoints. */
   version?: number;
   /** Stable id of the run across pauses and resumes. */
   runId?: string;
-  /** The conversation. While paused it ends with the assistant turn whose tool calls are in progress. */
+  /** The conversation. Mid-turn it ends with the assistant turn whose tool calls are in progress. */
   messages: Message[];
   /** Model calls made so far, across resumes (checked against maxIterations). */
   iterations: number;
   /** Tokens used so far, across resumes. */
   usage: Usage;
-  /** Set while the run waits for an answer: the id of the tool call that asked. */
+  /** While paused: the id of the first interrupt (the reference's field). */
   pendingToolUseId?: string;
-  /** The question asked, while paused. */
+  /** While paused: the first interrupt's question, or a sentence naming the tool of an approval request. */
   question?: string;
-  /** Results of the paused turn's calls that already ran; they never run again. */
+  /** While paused: what the run waits for, in call order. */
+  interrupts?: Interrupt[];
+  /** Results of the open turn's calls that already ran or were denied; they never run again. */
   toolResults?: ToolResult[];
+  /** Ids of the open turn's calls a human approved. */
+  approved?: string[];
+  /** The open turn's calls were checked for approval (the check never repeats). */
+  reviewed?: boolean;
+  /** The agent's state (plain JSON), when the agent has one. */
+  state?: unknown;
+  /** With an output schema: the run's validated structured answer (the run is finished). */
+  structured?: unknown;
+  /** With an output schema: answers of this prompt/resume that missed it. */
+  outputAttempts?: number;
+  /** Where it sits in a session's history (set by sessions). */
+  thread?: ThreadInfo;
   /** When the run started, in ms since the epoch. */
   createdAt?: number;
   /** When this checkpoint was taken, in ms since the epoch. */
   updatedAt?: number;
+  /** The MAC of an agent with `checkpointKeys` over everything else; such an agent resumes only checkpoints whose signature verifies. */
+  signature?: Signature;
 }
 
-/** What a saver's `list` returns for each key: enough for a listing, without the messages. */
+/** `{ kid, mac }`: the key id and the base64url HMAC-SHA256 over the checkpoint's canonical encoding. */
+export interface Signature {
+  kid: string;
+  mac: string;
+}
+
+/**
+ * What an agent with `sealed: true` hands out instead of a Checkpoint: the checkpoint encrypted (AES-256-GCM)
+ * under its current key. Plain JSON; only an agent holding the key opens it.
+ */
+export interface SealedCheckpoint {
+  version: 2;
+  /** The id of the key it was sealed with. */
+  kid: string;
+  /** base64url of nonce ‖ ciphertext. */
+  sealed: string;
+}
+
+/** A checkpoint's place in a session's history. */
+export interface ThreadInfo {
+  /** The session id. */
+  id: string;
+  /** Its number in the session's history (1, 2, 3, … in the order saved, across branches). */
+  step: number;
+  /** The step it continues from (after a restore, an earlier one). */
+  parentStep?: number;
+  /** Its name, when labelled. */
+  label?: string;
+}
+
+/** What a listing shows about a saved run, without its messages. */
 export interface CheckpointSummary {
-  key: string;
   runId?: string;
   updatedAt?: number;
   iterations: number;
@@ -64,14 +173,45 @@ export interface CheckpointSummary {
   interrupted: boolean;
   question?: string;
   messageCount: number;
+  /** Its step in a session's history. */
+  step?: number;
+  parentStep?: number;
+  label?: string;
+}
+
+/** One step of a session's history, as `session.history()` lists it. */
+export interface HistoryEntry {
+  /** The step's id (its number, as a string): for checkpoint(id), label(id, …), restore(id). */
+  id: string;
+  /** The step it continues from. */
+  parentId?: string;
+  step: number;
+  label?: string;
+  /** When it was saved (ms since the epoch). */
+  createdAt?: number;
+  interrupted: boolean;
+  question?: string;
+  iterations: number;
+  usage: Usage;
+  messageCount: number;
+}
+
+/** One entry of a saver's `list`: the key and the summary of what is stored under it. */
+export interface SavedCheckpoint extends CheckpointSummary {
+  key: string;
 }
 
 // ---- results -------------------------------------------------------------------------------------------
 
-/** A finished run. (`T` is accepted for source compatibility with the reference; there is no `structured`.) */
+/** A finished run. */
 export interface AgentResponse<T = unknown> {
   /** The final assistant text (its text blocks joined). */
   text: string;
+  /**
+   * With `agent({ output })`: the answer as data, validated against the output schema (its type is inferred
+   * from a builder schema). Undefined for an agent without `output`.
+   */
+  structured: T;
   usage: Usage;
   /** The conversation (a copy: changing it does not change `checkpoint`). */
   messages: Message[];
@@ -79,44 +219,99 @@ export interface AgentResponse<T = unknown> {
   iterations: number;
 }
 
-/** A run paused by a tool's InterruptError. */
+/** A run paused for a human: a tool's InterruptError, or calls that need approval. */
 export interface InterruptedResponse {
   interrupted: true;
+  /** The first interrupt's question, or a sentence naming the tool to approve. */
   question: string;
-  checkpoint: Checkpoint & { pendingToolUseId: string; question: string };
+  checkpoint: Checkpoint & { pendingToolUseId: string; question: string; interrupts: Interrupt[] };
+  /** Everything the run waits for, in call order. */
+  interrupts: Interrupt[];
 }
 
-export type AgentResult<T = unknown> = AgentResponse<T> | InterruptedResponse;
+/** How a run ended: finished, or paused. */
+export type Outcome<T = unknown> = AgentResponse<T> | InterruptedResponse;
+/** @deprecated Use Outcome. */
+export type AgentResult<T = unknown> = Outcome<T>;
 
-/** Type guard: the run paused on a question. */
+/** Type guard: the run paused for a human. */
 export function isInterrupted<T>(result: AgentResponse<T> | InterruptedResponse): result is InterruptedResponse;
+export function isInterrupted<R extends object>(result: R): result is Extract<R, { interrupted: true }>;
 
 /** Returns a finished result; throws RunInterruptedError (carrying the checkpoint) for a paused one. */
 export function assertComplete<T>(result: AgentResponse<T> | InterruptedResponse): AgentResponse<T>;
+
+// ---- events ----------------------------------------------------------------------------------------------
+
+/** Events of a run, as plain JSON objects (send them over SSE or postMessage as they are). */
+export type AgentEvent =
+  | { type: 'step-start'; step: number }
+  | { type: 'step-finish'; step: number; content: MessageContent[]; usage?: Usage }
+  | { type: 'tool-call'; id: string; toolName: string; input: unknown }
+  | { type: 'tool-result'; id: string; toolName: string; content: string; isError?: true }
+  | { type: 'approval-requested'; id: string; toolName: string; input: unknown; expiresAt?: number }
+  | { type: 'approval-response'; id: string; toolName: string; approved: boolean; modifiedArgs?: unknown; message?: string }
+  | { type: 'interrupt'; question: string; interrupts: Interrupt[] }
+  /** A tool replaced the agent's state. */
+  | { type: 'state-changed'; state: unknown }
+  /** Every consistent state the run passes through: resuming any of them continues the same run. */
+  | { type: 'checkpoint'; checkpoint: Checkpoint }
+  | { type: 'checkpoint-loaded'; key: string; messageCount: number; interrupted: boolean }
+  | { type: 'checkpoint-saved'; key: string; messageCount: number }
+  /** The last event of a successful run: what prompt/resume would have returned. */
+  | { type: 'done'; result: Outcome }
+  /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
+  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean }; checkpoint?: Checkpoint };
+
+export interface RunOptions {
+  /** Called with every event, in order, as it happens. What it throws is ignored. */
+  onEvent?: (event: AgentEvent) => void;
+  /** Stops the run at its next step (AbortedError carrying the checkpoint). */
+  signal?: { readonly aborted: boolean };
+}
+
+/** A run's events as an async iterable; leaving the loop early stops the run at its next step. */
+export interface EventStream extends AsyncIterable<AgentEvent> {
+  /** The run's outcome (rejects with the typed error). */
+  readonly result: Promise<Outcome>;
+  /** Stops the run at its next step. */
+  abort(): void;
+}
 
 // ---- models --------------------------------------------------------------------------------------------
 
 export type JsonSchema = { [key: string]: unknown };
 
 /** A tool as the model sees it. */
-export interface ToolSpec {
+export interface ToolDefinition {
   name: string;
   description: string;
   inputSchema: JsonSchema;
 }
+/** @deprecated Use ToolDefinition. */
+export type ToolSpec = ToolDefinition;
 
 /** What a model is asked. Treat it as read-only. */
 export interface ModelRequest {
   system?: string;
   messages: Message[];
-  tools: ToolSpec[];
+  tools: ToolDefinition[];
 }
 
 /** The assistant's turn. */
 export interface ModelResponse {
   content: MessageContent[];
   usage?: Usage;
+  /**
+   * Why the model stopped, as the provider said it (Anthropic `stop_reason`, OpenAI `finish_reason` mapped to
+   * the same names). `max_tokens`/`length`, `refusal` and `content_filter` end the run in a ModelError with
+   * `stopReason` set and nothing of the answer recorded; anything else (or none) is a normal answer.
+   */
+  stopReason?: StopReason;
 }
+
+/** Why a model stopped. Unknown provider values pass through as they are. */
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'content_filter' | (string & {});
 
 /** A model is any async function from a request to a response. */
 export type Model = (request: ModelRequest) => ModelResponse | Promise<ModelResponse>;
@@ -212,7 +407,16 @@ export interface ToolContext {
   toolUseId: string;
   /** The run's id, stable across resumes. */
   runId: string;
+  /** `runId:toolUseId`: the same for every attempt of this call, in any process (a tool that may run again after a crash dedupes with it). */
+  idempotencyKey: string;
+  /** The agent's state as this call sees it (see AgentConfig.state). */
+  readonly state: any;
+  /** Replaces the agent's state (plain JSON only: anything else throws ConfigError). */
+  setState(next: unknown): void;
 }
+
+/** Whether a call needs approval: `true`, `{ expiresInMs }` (true, answerable for that long), or false. */
+export type ApprovalNeed = boolean | { expiresInMs?: number };
 
 /** A tool, as returned by defineTool. */
 export interface Tool<I = any> {
@@ -220,25 +424,53 @@ export interface Tool<I = any> {
   readonly description: string;
   readonly inputSchema: JsonSchema;
   readonly handle: (input: I, ctx: ToolContext) => unknown;
+  readonly needsApproval?: ApprovalNeed | ((input: I, ctx: ToolContext) => ApprovalNeed | Promise<ApprovalNeed>);
+  readonly onExpire?: 'deny' | 'error';
 }
 
-/** A tool definition: schema as the builder form, or a plain JSON Schema object describing an object. */
-export interface ToolDefinition<I> {
-  /** 1-64 letters, digits, "_" or "-". */
+/** What defineTool takes (the schema as the builder form or a JSON Schema object describing an object). */
+export interface DefineToolOptions<I> {
+  /** 1-64 letters, digits, "_" or "-" (what every provider accepts). */
   name: string;
   description?: string;
   /** Returns any JSON value (a string reaches the model as is) or throws InterruptError to pause. */
   handle: (input: I, ctx: ToolContext) => unknown;
+  /**
+   * Calls that need a human's approval: the run pauses once, before any call of the turn runs, with every
+   * such call of the turn. A function decides per call (sync or async).
+   */
+  needsApproval?: ApprovalNeed | ((input: I, ctx: ToolContext) => ApprovalNeed | Promise<ApprovalNeed>);
+  /** What a resume does once this tool's interrupt expired: 'deny' the call, or fail with InterruptExpiredError ('error', the default). */
+  onExpire?: 'deny' | 'error';
 }
+/** @deprecated Use DefineToolOptions. */
+export type ToolDefinitionOptions<I> = DefineToolOptions<I>;
 
 export function defineTool<S extends Shape>(
-  def: ToolDefinition<InferShape<S>> & { schema: (s: SchemaBuilder) => S },
+  def: DefineToolOptions<InferShape<S>> & { schema: (s: SchemaBuilder) => S },
 ): Tool<InferShape<S>>;
 export function defineTool<I = Record<string, unknown>>(
-  def: ToolDefinition<I> & ({ schema?: JsonSchema } | { inputSchema: JsonSchema }),
+  def: DefineToolOptions<I> & ({ schema?: JsonSchema } | { inputSchema: JsonSchema }),
 ): Tool<I>;
 
 // ---- the agent -----------------------------------------------------------------------------------------
+
+/**
+ * The keys an agent signs its checkpoints with: `current` signs, every id in `keys` verifies (keep old ids to
+ * resume checkpoints signed before a rotation). Secrets: at least 16 bytes, as a string (UTF-8) or bytes.
+ */
+export interface CheckpointKeys {
+  current: string;
+  keys: Record<string, string | Uint8Array | ArrayBuffer>;
+}
+
+/** Size and depth limits of what a run accepts: checkpoints (before parsing), tool inputs, state, question data. */
+export interface Limits {
+  /** The largest checkpoint text resume and savers read, in bytes (default 33,554,432: 32 MiB). */
+  maxCheckpointBytes?: number;
+  /** How deeply a tool input, the state or a question's data may nest (default 64, at most 120). */
+  maxDepth?: number;
+}
 
 export interface AgentConfig {
   instructions?: string;
@@ -247,54 +479,180 @@ export interface AgentConfig {
   model: Model;
   /** Bound on model calls per run, counted across resumes (default 25). */
   maxIterations?: number;
+  /** The agent's state at the start of a run (plain JSON: todos, files, …); tools read and replace it through ctx. */
+  state?: unknown;
+  /**
+   * Sign every checkpoint the agent returns or saves, and resume only checkpoints signed with one of these keys
+   * (anything else: CheckpointError with code 'SIGNATURE', before any model or tool call). See README "Security".
+   */
+  checkpointKeys?: CheckpointKeys;
+  /** With checkpointKeys: hand out and save checkpoints encrypted, as SealedCheckpoint envelopes. */
+  sealed?: boolean;
+  /** Size and depth limits (defaults in Limits). */
+  limits?: Limits;
+  /**
+   * Structured output: every run ends with `structured` filled and validated against this schema —
+   * `(s) => ({ ...fields })`, `(s) => s.enum([...])` (any field), or a JSON Schema. The model answers through a
+   * `final_answer` tool added to `tools` (or as JSON text); an answer that does not validate is fed back for it
+   * to correct, up to `maxOutputRetries` times, then the run fails with OutputError (carrying the checkpoint).
+   */
+  output?: OutputSchema;
+  /** How many invalid answers are fed back before OutputError (default 2). */
+  maxOutputRetries?: number;
 }
 
-export interface AgentRunner {
+/** What `output` takes. */
+export type OutputSchema = ((s: SchemaBuilder) => Shape | Field<any, boolean>) | JsonSchema;
+
+/** The type of the structured answer an output schema describes. */
+export type InferOutput<O> = O extends (s: SchemaBuilder) => infer R
+  ? R extends Field<infer T, any>
+    ? T
+    : R extends Shape
+      ? InferShape<R>
+      : unknown
+  : unknown;
+
+/** The result of a sealed agent: the same, with the checkpoint sealed. */
+export type Sealed<O> = O extends unknown ? Omit<O, 'checkpoint'> & { checkpoint: SealedCheckpoint } : never;
+
+/** An agent created with `sealed: true`: its results carry SealedCheckpoint envelopes. */
+export interface SealedAgent<T = unknown> {
+  prompt(message: string, options?: RunOptions): Promise<Sealed<Outcome<T>>>;
+  resume(checkpoint: SealedCheckpoint | Checkpoint | string, answer?: ResumeAnswer, options?: RunOptions): Promise<Sealed<Outcome<T>>>;
+  stream(input: { prompt: string } | { checkpoint: SealedCheckpoint | Checkpoint | string; answer?: ResumeAnswer }, options?: RunOptions): EventStream;
+  session(saver: Saver, id: string, options?: SessionOptions): SealedSession<T>;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A session of a sealed agent: the checkpoints it returns are sealed. */
+export interface SealedSession<T = unknown> extends Omit<Session<T>, 'prompt' | 'reply' | 'resume' | 'checkpoint' | 'restore' | 'save'> {
+  prompt(message: string, options?: RunOptions): Promise<Sealed<Outcome<T>>>;
+  reply(answer: ResumeAnswer, options?: RunOptions): Promise<Sealed<Outcome<T>>>;
+  resume(options?: RunOptions): Promise<Sealed<Outcome<T>>>;
+  checkpoint(id?: string | number): Promise<SealedCheckpoint | null>;
+  restore(idOrLabel: string | number): Promise<SealedCheckpoint>;
+  save(checkpoint: SealedCheckpoint | Checkpoint): Promise<SealedCheckpoint>;
+}
+
+/**
+ * An agent. Holds no WebAssembly memory between calls: dropping it releases it; `free()` (or a `using`
+ * declaration) releases it at once, after which its methods throw ReleasedError.
+ */
+export interface Agent<T = unknown> {
   /** Starts a run with a user message. */
-  prompt(message: string): Promise<AgentResponse | InterruptedResponse>;
+  prompt(message: string, options?: RunOptions): Promise<Outcome<T>>;
   /**
-   * Continues a checkpoint (an object, or its JSON text). With a pending question, `answer` becomes that
-   * call's result; otherwise a non-empty answer is a new user turn and an empty one continues as is.
+   * Continues a checkpoint (an object, or its JSON text) with the human's answer or decisions
+   * (see ResumeAnswer).
    */
-  resume(checkpoint: Checkpoint | string, answer?: string): Promise<AgentResponse | InterruptedResponse>;
+  resume(checkpoint: Checkpoint | SealedCheckpoint | string, answer?: ResumeAnswer, options?: RunOptions): Promise<Outcome<T>>;
+  /** The same run as an async iterable of events; the last is `done` or `error`. */
+  stream(input: { prompt: string } | { checkpoint: Checkpoint | string; answer?: ResumeAnswer }, options?: RunOptions): EventStream;
   /**
    * The conversation stored under `id` in `saver`: each call loads the checkpoint, runs, and saves it if
    * paused (or failed after progress); on completion it is deleted, or kept with `keepCompleted: true`.
    */
-  session(saver: Saver, id: string, options?: SessionOptions): Session;
+  session(saver: Saver, id: string, options?: SessionOptions): Session<T>;
+  free(): void;
+  [Symbol.dispose](): void;
 }
+/** @deprecated Use Agent (the reference's name). */
+export type AgentRunner = Agent;
 
 export interface SessionOptions {
-  /** Keep the checkpoint when the run completes, to continue the conversation later (default false). */
+  /** Keep the checkpoint (and history) when the run completes, to continue the conversation later (default false). */
   keepCompleted?: boolean;
+  /** History entries kept (default 100); labelled ones are kept first. 0 keeps none. */
+  maxHistory?: number;
+  /** 'step' (default): save after every step; 'stop': save when the run starts and stops only. */
+  autoSave?: 'step' | 'stop';
+  /**
+   * Each saver operation fails with SaverError code 'TIMEOUT' after this many ms (a store that never answers
+   * cannot hang the session). An operation given up on may still complete later.
+   */
+  timeoutMs?: number;
 }
 
-export interface Session {
+export interface Session<T = unknown> {
   readonly id: string;
   /**
    * Starts the session, or continues a completed, kept one with a new user message.
-   * Throws SessionBusyError when it waits for an answer.
+   * Throws SessionBusyError when it waits for a human.
    */
-  prompt(message: string): Promise<AgentResponse | InterruptedResponse>;
-  /** Answers the pending question. Throws SessionNotFoundError when nothing is saved under the id. */
-  reply(answer: string): Promise<AgentResponse | InterruptedResponse>;
+  prompt(message: string, options?: RunOptions): Promise<Outcome<T>>;
+  /**
+   * Answers what the session waits for (a string or decisions). SessionNotFoundError when nothing is saved;
+   * SessionBusyError when another call got there first or the session is running.
+   */
+  reply(answer: ResumeAnswer, options?: RunOptions): Promise<Outcome<T>>;
+  /** Continues from the last saved step (after a crash); a session waiting for a human answers with its pause. */
+  resume(options?: RunOptions): Promise<Outcome<T>>;
+  /** A prompt, reply or resume as an async iterable of events (with checkpoint-loaded / checkpoint-saved). */
+  stream(input: { prompt: string } | { answer: ResumeAnswer } | { resume: true }, options?: RunOptions): EventStream;
+  /** The saved steps, newest first, read without loading conversations. */
+  history(options?: { limit?: number; before?: number }): Promise<HistoryEntry[]>;
+  /** The latest checkpoint, or the one saved as step `id`. */
+  checkpoint(id?: string | number): Promise<Checkpoint | null>;
+  /** Names a saved step (a name moves from any other step). */
+  label(id: string | number, name: string): Promise<void>;
+  /** Makes a saved step the head again; the next call continues from it as a new branch. */
+  restore(idOrLabel: string | number): Promise<Checkpoint>;
+  /** Saves a checkpoint (e.g. a SaverError's) as the session's new head. */
+  save(checkpoint: Checkpoint): Promise<Checkpoint>;
+  /** Removes the session and its history. */
+  delete(): Promise<void>;
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
 /** Creates an agent. Throws ConfigError for an unusable config. */
-export function agent(config: AgentConfig): AgentRunner;
+export function agent<C extends AgentConfig & { sealed: true }>(config: C): SealedAgent<InferOutput<C['output']>>;
+export function agent<C extends AgentConfig>(config: C): Agent<InferOutput<C['output']>>;
+
+/** The sessions stored in a saver (their latest checkpoints' summaries, not their history entries). */
+export function listSessions(saver: Saver, prefix?: string): Promise<SavedCheckpoint[]>;
+
+/** The size of this package's WebAssembly memory (it only grows), to watch a long-lived isolate. */
+export function memoryUsage(): { wasmBytes: number; instancesReplaced: number };
 
 // ---- savers ----------------------------------------------------------------------------------------------
 
-/** Stores checkpoints by key. `put` replaces the whole value; `list` returns summaries, not whole runs. */
+/**
+ * Stores checkpoints by key. `put` replaces the whole value; `list` returns summaries, not whole runs.
+ * Any object with get/put/delete (and list) is a saver; the built-in ones also have `exists`, `free()`
+ * and `[Symbol.dispose]`.
+ */
 export interface Saver {
   get(key: string): Promise<Checkpoint | null>;
-  put(key: string, checkpoint: Checkpoint): Promise<void>;
+  /**
+   * Stores a checkpoint. With a condition (only when `compareAndSet` is true): write only if nothing is
+   * stored (`ifAbsent`) or the stored checkpoint's `thread.step` is `ifStep`; else throw with `code: 'CONFLICT'`.
+   */
+  put(key: string, checkpoint: Checkpoint, condition?: PutCondition): Promise<void>;
   delete(key: string): Promise<void>;
-  list(prefix?: string): Promise<CheckpointSummary[]>;
+  list(prefix?: string): Promise<SavedCheckpoint[]>;
+  exists?(key: string): Promise<boolean>;
+  /** True when conditional puts are atomic: sessions then guarantee that exactly one concurrent reply runs. */
+  readonly compareAndSet?: boolean;
+}
+
+export type PutCondition = { ifAbsent: true } | { ifStep: number };
+
+/** A saver implemented by this package. */
+export interface BuiltinSaver extends Saver {
+  exists(key: string): Promise<boolean>;
+  readonly compareAndSet: boolean;
+  /** The largest value the store takes, in bytes, when it has a limit. */
+  readonly maxValueBytes: number | undefined;
+  /** Releases it (an IndexedDB saver closes its connection); later calls throw ReleasedError. */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
 /** An in-memory saver that stores copies and refuses invalid checkpoints. */
-export function memorySaver(): Saver;
+export function memorySaver(): BuiltinSaver;
 
 /** The part of a Workers KV namespace binding a saver uses (`env.MY_KV` satisfies it). */
 export interface KVNamespaceLike {
@@ -320,7 +678,7 @@ export interface KvSaverOptions {
  * so `list` reads no values. Keys over 512 bytes and values over 25 MiB are refused before writing
  * (SaverError with code KEY_LENGTH / TOO_LARGE).
  */
-export function kvSaver(namespace: KVNamespaceLike, options?: KvSaverOptions): Saver;
+export function kvSaver(namespace: KVNamespaceLike, options?: KvSaverOptions): BuiltinSaver;
 
 export interface IndexedDbSaverOptions {
   /** Database name (default "resumable-agent"). */
@@ -336,14 +694,63 @@ export interface IndexedDbSaverOptions {
  * every tab of the origin. `list` reads a separate summaries store, never whole checkpoints. A full disk is
  * a SaverError with code QUOTA_EXCEEDED; an upgrade blocked by another tab, code BLOCKED.
  */
-export function indexedDbSaver(options?: IndexedDbSaverOptions): Saver;
+export function indexedDbSaver(options?: IndexedDbSaverOptions): BuiltinSaver;
+
+/**
+ * Node only: one file per key in `dir` (created if needed), written atomically (temp file, fsync, rename);
+ * conditional writes hold an exclusive lock file, so exactly one concurrent reply runs, across processes too.
+ */
+export function fileSaver(options: { dir: string }): BuiltinSaver;
+
+/** The part of a Durable Object namespace binding the saver uses (`env.CHECKPOINTS` satisfies it). */
+export interface DurableObjectNamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: any): { fetch(input: string, init?: { method?: string; body?: string }): Promise<{ json(): Promise<any> }> };
+}
+
+/**
+ * Checkpoints in a Durable Object of the exported CheckpointStore class: strongly consistent, compare-and-set,
+ * 2 MB per value. `name` picks the object (default "default"); one object serialises every session in it.
+ */
+export function durableObjectSaver(namespace: DurableObjectNamespaceLike, options?: { name?: string }): BuiltinSaver;
+
+/** The Durable Object class behind durableObjectSaver: export it from your Worker and bind it. */
+export class CheckpointStore {
+  constructor(ctx: { storage: any }, env?: unknown);
+  fetch(request: Request): Promise<Response>;
+}
+
+/** A store written in JS at the text level (what the file and Durable Object savers are). */
+export interface TextStore {
+  getText(key: string): Promise<string | null>;
+  /** `summary` is JSON text; reject with `code: 'CONFLICT'` when a condition does not hold. */
+  putText(key: string, value: string, summary: string, condition?: PutCondition): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(prefix: string): Promise<{ key: string; summary: string }[]>;
+  readonly compareAndSet: boolean;
+  readonly maxValueBytes?: number;
+}
+
+/** A built-in saver over your text store: validation, summaries and typed errors come from the package. */
+export function textStoreSaver(store: TextStore): BuiltinSaver;
 
 // ---- errors ----------------------------------------------------------------------------------------------
 
 /** Throw it in a tool to pause the run and ask the human `question`. */
 export class InterruptError extends Error {
-  constructor(question: string, options?: { cause?: unknown });
+  constructor(question: string, options?: {
+    /** Choices a UI can offer. */
+    options?: string[];
+    /** Anything else a UI needs (plain JSON). */
+    data?: unknown;
+    /** How long the question stays answerable; then the tool's onExpire policy applies. */
+    expiresInMs?: number;
+    cause?: unknown;
+  });
   readonly question: string;
+  readonly options?: string[];
+  readonly data?: unknown;
+  readonly expiresInMs?: number;
 }
 
 /** Base class of the errors this package throws. */
@@ -353,6 +760,12 @@ export class AgentError extends Error {}
 export class CheckpointError extends AgentError {
   /** JSON path of the problem, e.g. `messages[2].content[0].type`. */
   readonly path?: string;
+  /**
+   * INVALID (a bad shape or broken invariant, at `path`), VERSION (newer format), JSON (not JSON), TOO_LARGE /
+   * TOO_DEEP (over the limits, refused before parsing), SIGNATURE (changed, unsigned, unknown key, or sealed
+   * and unopenable).
+   */
+  readonly code: 'INVALID' | 'VERSION' | 'JSON' | 'TOO_LARGE' | 'TOO_DEEP' | 'SIGNATURE';
 }
 
 /** The config or an argument is unusable; nothing ran. */
@@ -375,6 +788,14 @@ export class ModelError extends AgentError {
   readonly retryable?: boolean;
   /** The run before the failed call: resume it with `''` once the model works again. */
   readonly checkpoint: Checkpoint;
+  /**
+   * Set when the model stopped without an answer to keep: `max_tokens` (cut at its output limit; raise
+   * `maxTokens` and resume with `''`), `refusal` or `content_filter`. Nothing of that answer was recorded
+   * and no tool call of it ran.
+   */
+  readonly stopReason?: StopReason;
+  /** With `stopReason`: the text the model wrote before it stopped (a refusal's explanation). */
+  readonly text?: string;
   /** What the model function threw, if it threw. */
   readonly cause?: unknown;
 }
@@ -390,9 +811,52 @@ export class SessionBusyError extends AgentError {
   readonly question: string;
 }
 
+/** A resume's answer or decisions do not fit what the run waits for. Nothing ran. */
+export class DecisionError extends AgentError {
+  /** The interrupt the problem is about, when there is one. */
+  readonly interruptId?: string;
+}
+
+/** A pending interrupt expired and its tool's onExpire policy is 'error'. Nothing ran. */
+export class InterruptExpiredError extends AgentError {
+  readonly interruptId: string;
+  /** When it expired (ms since the epoch). */
+  readonly expiresAt: number;
+  /** The unchanged run. */
+  readonly checkpoint: Checkpoint;
+}
+
+/** The model's answer missed the agent's `output` schema more than `maxOutputRetries` times. */
+export class OutputError extends AgentError {
+  /** Answers that did not validate. */
+  readonly attempts: number;
+  /** What was wrong with the last one. */
+  readonly problem: string;
+  /** The run with the last answer: resume it with '' to give the model another `maxOutputRetries` tries. */
+  readonly checkpoint: Checkpoint;
+}
+
+/** The run was stopped by its signal (or by leaving a stream's loop). */
+export class AbortedError extends AgentError {
+  /** The progress so far: resume it to continue. */
+  readonly checkpoint: Checkpoint;
+}
+
+/** A method was called on an agent, session or saver after free() (or the end of its using block). */
+export class ReleasedError extends AgentError {}
+
+/**
+ * The WebAssembly instance trapped (out of memory) while the call was in flight. The package replaced the
+ * instance; later calls work. Continue from the last saved checkpoint (a session: session.resume()).
+ */
+export class InstanceLostError extends AgentError {
+  /** The trap (a WebAssembly.RuntimeError). */
+  readonly cause: unknown;
+}
+
 /** A saver failed. In a session, `checkpoint` holds the run that could not be saved. */
 export class SaverError extends AgentError {
-  readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION' | 'QUOTA_EXCEEDED' | 'BLOCKED';
+  readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION' | 'QUOTA_EXCEEDED' | 'BLOCKED' | 'CONFLICT' | 'TIMEOUT';
   readonly checkpoint?: Checkpoint;
   readonly cause?: unknown;
 }

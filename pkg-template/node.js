@@ -5,3 +5,4 @@ import { initSync } from './resumable_agent.js';
 initSync({ module: readFileSync(new URL('./resumable_agent_bg.wasm', import.meta.url)) });
 
 export * from './api.js';
+export { fileSaver } from './file-saver.js';

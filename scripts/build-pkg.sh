@@ -5,12 +5,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 stamp=pkg/package.json
-if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh -newer "$stamp" -print -quit)" ]; then
+if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh scripts/heap-abi scripts/strip-reference-types.py scripts/guard-glue.py -newer "$stamp" -print -quit)" ]; then
   exit 0
 fi
 
 rm -rf pkg
-wasm-pack --quiet build --target web --release --no-pack --out-dir pkg --out-name resumable_agent -- --features js
+# Without reference types: wasm-bindgen then keeps JS values in a JS-side slab, not an externref table (see
+# scripts/heap-abi/wasm-bindgen for why). Its own target dir, so test builds keep their flags and cache.
+PATH="$PWD/scripts/heap-abi:$PATH" RUSTFLAGS="-C target-feature=-reference-types" CARGO_TARGET_DIR="$PWD/target/pkg" \
+  wasm-pack --quiet build --target web --release --no-pack --out-dir pkg --out-name resumable_agent -- --features js
+if grep -q externref pkg/resumable_agent.js; then
+  echo "build-pkg: the glue still uses an externref table" >&2
+  exit 1
+fi
+python3 scripts/guard-glue.py pkg/resumable_agent.js
 # Debian's old binaryen silently breaks the .wasm; npm's is current. Features come from the module itself.
 wasm-opt -Oz pkg/resumable_agent_bg.wasm -o pkg/resumable_agent_bg.wasm
 cp pkg-template/* pkg/

@@ -4,21 +4,23 @@ use serde_json::Value;
 
 use crate::checkpoint::Checkpoint;
 use crate::error::AgentError;
+use crate::event::{Event, EventSink};
+use crate::interrupt::{Approval, Interrupt, Resume};
 use crate::message::{Message, ToolUse, Usage};
 use crate::model::{DynModel, Model, ModelRequest, ToolDefinition};
-use crate::platform::{new_run_id, now_ms};
-use crate::run::{Run, Step, ToolOutcome};
-use crate::tool::{DynTool, Tool, ToolContext, ToolError};
+use crate::platform::{BoxFuture, MaybeSend, MaybeSync, new_run_id, now_ms};
+use crate::run::{DEFAULT_MAX_ITERATIONS, Run, RunConfig, Step, ToolOutcome, ToolPolicy};
+use crate::tool::{DynTool, StateSlot, Tool, ToolContext, ToolError};
 
-/// Default bound on model calls per run (across resumes).
-pub const DEFAULT_MAX_ITERATIONS: u32 = 25;
-
-/// The configuration a run needs besides the model: instructions, tools and limits.
+/// The configuration a run needs besides the model: instructions, tools and the run's rules.
 pub(crate) struct AgentConfig {
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Vec<Box<dyn DynTool>>,
-    pub(crate) definitions: Vec<ToolDefinition>,
-    pub(crate) max_iterations: u32,
+    pub(crate) rules: RunConfig,
+    /// The state a new run starts with (and a resumed checkpoint without state).
+    pub(crate) initial_state: Option<Value>,
+    /// Signs (and maybe seals) what leaves; verifies what comes back.
+    pub(crate) keys: Option<crate::keys::CheckpointKeys>,
 }
 
 /// An agent: a model, tools and instructions. Cheap to keep and share; every call is independent.
@@ -56,6 +58,32 @@ pub struct AgentBuilder {
     instructions: Option<String>,
     tools: Vec<Box<dyn DynTool>>,
     max_iterations: u32,
+    state: Option<Value>,
+    limits: crate::limits::Limits,
+    keys: Option<crate::keys::CheckpointKeys>,
+    output: Option<(Value, u32)>,
+}
+
+/// What a run starts from: a new user message, or a checkpoint and the human's input.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // built once per run and moved into it
+pub enum Input {
+    /// A new run with this user message.
+    Prompt(String),
+    /// Continue this checkpoint.
+    Resume(Checkpoint, Resume),
+}
+
+impl Input {
+    /// A new run.
+    pub fn prompt(message: impl Into<String>) -> Self {
+        Input::Prompt(message.into())
+    }
+    /// Continue `checkpoint` with an answer or decisions.
+    pub fn resume(checkpoint: Checkpoint, input: impl Into<Resume>) -> Self {
+        Input::Resume(checkpoint, input.into())
+    }
 }
 
 impl Agent {
@@ -66,6 +94,10 @@ impl Agent {
             instructions: None,
             tools: Vec::new(),
             max_iterations: DEFAULT_MAX_ITERATIONS,
+            state: None,
+            limits: crate::limits::Limits::default(),
+            keys: None,
+            output: None,
         }
     }
 
@@ -74,19 +106,59 @@ impl Agent {
     /// # Errors
     /// [`AgentError::Model`] or [`AgentError::MaxIterations`], each with the last checkpoint.
     pub async fn prompt(&self, message: &str) -> Result<Outcome, AgentError> {
-        let run = Run::start(message, self.config.max_iterations, new_run_id(), now_ms());
-        drive(&self.config, &*self.model, run).await
+        self.run(Input::prompt(message), &mut NoEvents).await
     }
 
-    /// Continues a checkpoint. With a pending question, `answer` becomes that call's result; otherwise a
-    /// non-empty `answer` is a new user turn and an empty one continues where the history stands.
+    /// Continues a checkpoint. `input` is a text answer to the pending question (with nothing pending, a
+    /// non-empty text is a new user turn and `""` continues as is), or decisions for pending approvals.
     ///
     /// # Errors
-    /// [`AgentError::Checkpoint`] before anything runs; then as [`Agent::prompt`].
-    pub async fn resume(&self, checkpoint: Checkpoint, answer: &str) -> Result<Outcome, AgentError> {
-        let run = Run::resume(checkpoint, answer, self.config.max_iterations, new_run_id)?;
-        drive(&self.config, &*self.model, run).await
+    /// [`AgentError::Checkpoint`] or [`AgentError::Decision`] before anything runs;
+    /// [`AgentError::InterruptExpired`]; then as [`Agent::prompt`].
+    pub async fn resume(&self, checkpoint: Checkpoint, input: impl Into<Resume>) -> Result<Outcome, AgentError> {
+        self.run(Input::Resume(checkpoint, input.into()), &mut NoEvents).await
     }
+
+    /// Runs `input` to its next stop, reporting every [`Event`] to `events` as it happens.
+    ///
+    /// # Errors
+    /// As [`Agent::prompt`] and [`Agent::resume`].
+    pub async fn run(&self, input: Input, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
+        let run = self.config.start(input).await?;
+        let mut hooks = Hooks {
+            events: Some(events),
+            ..Hooks::default()
+        };
+        drive(&self.config, &*self.model, run, &mut hooks).await
+    }
+}
+
+impl Agent {
+    /// The text to store `checkpoint` as: signed with the agent's [`CheckpointKeys`](crate::CheckpointKeys)
+    /// (sealed when they say so), plain JSON without keys.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Signature`](crate::CheckpointError) when the host's crypto fails.
+    pub async fn encode_checkpoint(&self, checkpoint: &Checkpoint) -> Result<String, crate::CheckpointError> {
+        self.config.codec().encode(&mut checkpoint.clone()).await
+    }
+
+    /// Reads checkpoint text as the agent's `resume` does: refused over the size and depth limits before it
+    /// is parsed, opened when sealed, and, with keys, only when its signature verifies.
+    ///
+    /// # Errors
+    /// [`CheckpointError`](crate::CheckpointError): `TOO_LARGE`, `TOO_DEEP`, `JSON`, `INVALID`, `VERSION` or
+    /// `SIGNATURE`.
+    pub async fn decode_checkpoint(&self, text: &str) -> Result<Checkpoint, crate::CheckpointError> {
+        self.config.codec().decode(text).await
+    }
+}
+
+/// An [`EventSink`] that drops everything (and lets the run skip building events).
+pub(crate) struct NoEvents;
+
+impl EventSink for NoEvents {
+    fn event(&mut self, _: &Event<'_>) {}
 }
 
 impl AgentBuilder {
@@ -108,16 +180,72 @@ impl AgentBuilder {
         self
     }
 
+    /// The agent's state at the start of a run (plain JSON: todos, files, …). Tools read and replace it
+    /// through their [`ToolContext`]; it lives in the checkpoint.
+    pub fn state(mut self, initial: Value) -> Self {
+        self.state = Some(initial);
+        self
+    }
+
+    /// Size and depth limits of what runs accept: checkpoints (before parsing), tool inputs, state and
+    /// interrupt data (default [`Limits::default`](crate::Limits)).
+    pub fn limits(mut self, limits: crate::limits::Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Runs end with a structured answer matching the JSON Schema `schema`
+    /// ([`AgentResponse::structured`]): the model gives it by calling the
+    /// [`FINAL_ANSWER_TOOL`](crate::FINAL_ANSWER_TOOL) tool (added to the agent's tools) or as JSON text;
+    /// an answer that does not match is fed back for the model to correct, up to `max_retries` times
+    /// ([`DEFAULT_MAX_OUTPUT_RETRIES`](crate::DEFAULT_MAX_OUTPUT_RETRIES) is a good default), then the run
+    /// ends in [`AgentError::Output`] carrying the checkpoint.
+    pub fn output(mut self, schema: Value, max_retries: u32) -> Self {
+        self.output = Some((schema, max_retries));
+        self
+    }
+
+    /// Signs every checkpoint the agent returns or saves, and resumes only checkpoints signed with one of
+    /// these keys (see [`CheckpointKeys`](crate::CheckpointKeys)); sealed too when the keys say so.
+    pub fn checkpoint_keys(mut self, keys: crate::keys::CheckpointKeys) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
     /// Checks the configuration and builds the agent.
     ///
     /// # Errors
-    /// [`AgentError::Config`] for an empty or duplicate tool name.
+    /// [`AgentError::Config`] for a tool name providers refuse, one used twice, or a state nested deeper than
+    /// the limits allow.
     pub fn build(self) -> Result<Agent, AgentError> {
-        let config = AgentConfig::new(self.instructions, self.tools, self.max_iterations)?;
+        let mut config = AgentConfig::new(self.instructions, self.tools, self.max_iterations)?;
+        config.set_limits(self.limits);
+        config.set_state(self.state)?;
+        if let Some((schema, max_retries)) = self.output {
+            config.set_output(schema, max_retries)?;
+        }
+        if let Some(keys) = self.keys {
+            config.set_keys(keys)?;
+        }
         Ok(Agent {
             config,
             model: self.model,
         })
+    }
+}
+
+/// The rule every provider accepts for a tool name: 1 to 64 ASCII letters, digits, `_` or `-`.
+pub(crate) fn check_tool_name(name: &str) -> Result<(), String> {
+    let ok = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected 1-64 letters, digits, \"_\" or \"-\" (what every provider accepts), got {name:?}"
+        ))
     }
 }
 
@@ -127,23 +255,35 @@ impl AgentConfig {
         tools: Vec<Box<dyn DynTool>>,
         max_iterations: u32,
     ) -> Result<Self, AgentError> {
-        let definitions: Vec<ToolDefinition> = tools.iter().map(|t| t.definition()).collect();
-        for (i, d) in definitions.iter().enumerate() {
-            if d.name.is_empty() {
-                return Err(AgentError::Config(format!("tools[{i}].name: empty")));
-            }
-            if definitions.iter().take(i).any(|p| p.name == d.name) {
+        let mut definitions: Vec<ToolDefinition> = Vec::with_capacity(tools.len());
+        let mut policies = Vec::with_capacity(tools.len());
+        for (i, t) in tools.iter().enumerate() {
+            let definition = t.definition();
+            check_tool_name(&definition.name).map_err(|p| AgentError::Config(format!("tools[{i}].name: {p}")))?;
+            if definitions.iter().any(|d| d.name == definition.name) {
                 return Err(AgentError::Config(format!(
                     "tools[{i}].name: {:?} is used by an earlier tool",
-                    d.name
+                    definition.name
                 )));
             }
+            definitions.push(definition);
+            policies.push(ToolPolicy {
+                may_need_approval: t.may_need_approval(),
+                on_expire: t.on_expire(),
+            });
         }
         Ok(AgentConfig {
             instructions,
             tools,
-            definitions,
-            max_iterations,
+            rules: RunConfig {
+                definitions,
+                policies,
+                max_iterations,
+                limits: crate::limits::Limits::default(),
+                output: None,
+            },
+            initial_state: None,
+            keys: None,
         })
     }
 
@@ -151,45 +291,376 @@ impl AgentConfig {
         ModelRequest {
             system: self.instructions.as_deref(),
             messages,
-            tools: &self.definitions,
+            tools: &self.rules.definitions,
+        }
+    }
+
+    pub(crate) fn set_limits(&mut self, limits: crate::limits::Limits) {
+        self.rules.limits = limits;
+    }
+
+    /// Checks and sets the checkpoint keys.
+    pub(crate) fn set_keys(&mut self, keys: crate::keys::CheckpointKeys) -> Result<(), AgentError> {
+        keys.check().map_err(AgentError::Config)?;
+        self.keys = Some(keys);
+        Ok(())
+    }
+
+    /// How this agent's checkpoints enter and leave as text.
+    pub(crate) fn codec(&self) -> crate::keys::Codec<'_> {
+        crate::keys::Codec {
+            limits: self.rules.limits,
+            keys: self.keys.as_ref(),
+        }
+    }
+
+    /// [`AgentConfig::begin`] after verifying a resumed checkpoint's signature (with keys).
+    pub(crate) async fn start(&self, input: Input) -> Result<Run<'_>, AgentError> {
+        if let Input::Resume(checkpoint, _) = &input {
+            self.codec().verify(checkpoint).await?;
+        }
+        self.begin(input)
+    }
+
+    /// Sets the output schema (a JSON Schema object); a tool of the agent's own named
+    /// [`FINAL_ANSWER_TOOL`](crate::FINAL_ANSWER_TOOL) is refused.
+    pub(crate) fn set_output(&mut self, schema: Value, max_retries: u32) -> Result<(), AgentError> {
+        use crate::run::FINAL_ANSWER_TOOL;
+        if !schema.is_object() {
+            return Err(AgentError::Config(format!(
+                "output: expected a JSON Schema object, got {schema}"
+            )));
+        }
+        if let Some(i) = self.tools.iter().position(|t| t.definition().name == FINAL_ANSWER_TOOL) {
+            return Err(AgentError::Config(format!(
+                "tools[{i}].name: {FINAL_ANSWER_TOOL:?} is the tool through which the model gives its structured answer (output); rename the tool"
+            )));
+        }
+        self.rules.set_output(schema, max_retries);
+        Ok(())
+    }
+
+    /// The state a new run starts with, checked against the depth limit.
+    pub(crate) fn set_state(&mut self, state: Option<Value>) -> Result<(), AgentError> {
+        if let Some(depth) = state
+            .as_ref()
+            .map(crate::limits::value_depth)
+            .filter(|d| *d > self.rules.limits.max_depth)
+        {
+            return Err(AgentError::Config(format!(
+                "state: nested {depth} deep; at most {} (limits.maxDepth)",
+                self.rules.limits.max_depth
+            )));
+        }
+        self.initial_state = state;
+        Ok(())
+    }
+
+    /// The run for `input`: a new one, or a checkpoint with the human's input applied.
+    pub(crate) fn begin(&self, input: Input) -> Result<Run<'_>, AgentError> {
+        if matches!(&input, Input::Prompt(m) if m.is_empty()) {
+            return Err(AgentError::Argument(
+                "prompt(message): the message is empty (providers refuse an empty user message)".into(),
+            ));
+        }
+        let mut run = match input {
+            Input::Prompt(message) => Run::start(&self.rules, &message, new_run_id(), now_ms()),
+            Input::Resume(checkpoint, resume) => Run::resume(&self.rules, checkpoint, resume, now_ms())?,
+        };
+        if let (None, Some(initial)) = (run.state(), &self.initial_state) {
+            run.set_state(initial.clone());
+        }
+        Ok(run)
+    }
+
+    fn tool(&self, name: &str) -> Option<&dyn DynTool> {
+        self.tools.get(self.rules.index(name)?).map(|t| &**t)
+    }
+}
+
+/// Saves each consistent state of a run (sessions): called before its `checkpoint` event, and awaited.
+pub(crate) trait Persist: MaybeSend {
+    /// Saves `checkpoint` (and may add thread information to it), reporting to `events`. `first` is the
+    /// run's first save.
+    fn persist<'a>(
+        &'a mut self,
+        checkpoint: &'a mut Checkpoint,
+        first: bool,
+        events: &'a mut dyn EventSink,
+    ) -> BoxFuture<'a, Result<(), AgentError>>;
+}
+
+/// Asked before each model and tool call: true stops the run with [`AgentError::Aborted`].
+pub(crate) trait Abort: MaybeSync {
+    fn aborted(&self) -> bool;
+}
+
+impl<F: Fn() -> bool + MaybeSync> Abort for F {
+    fn aborted(&self) -> bool {
+        self()
+    }
+}
+
+/// What a driver reports to and asks of its caller besides the model and tools.
+#[derive(Default)]
+pub(crate) struct Hooks<'h> {
+    pub(crate) events: Option<&'h mut dyn EventSink>,
+    /// Asked before each model and tool call.
+    pub(crate) aborted: Option<&'h dyn Abort>,
+    pub(crate) persist: Option<&'h mut dyn Persist>,
+    /// Saves made so far by `persist`.
+    pub(crate) saves: u32,
+}
+
+impl Hooks<'_> {
+    fn emit(&mut self, event: impl FnOnce() -> Event<'static>) {
+        if let Some(sink) = self.events.as_deref_mut() {
+            sink.event(&event());
+        }
+    }
+
+    fn emit_ref(&mut self, event: &Event<'_>) {
+        if let Some(sink) = self.events.as_deref_mut() {
+            sink.event(event);
+        }
+    }
+
+    /// A consistent state: saved (sessions, which sign what they save) and then reported, signed.
+    async fn checkpoint(&mut self, run: &mut Run<'_>, codec: crate::keys::Codec<'_>) -> Result<(), AgentError> {
+        if self.persist.is_none() && self.events.is_some() && codec.keys.is_some() {
+            codec.sign(run.checkpoint_mut()).await?;
+        }
+        if let Some(p) = self.persist.as_deref_mut() {
+            let first = self.saves == 0;
+            let mut none = NoEvents;
+            let sink: &mut dyn EventSink = match self.events.as_deref_mut() {
+                Some(s) => s,
+                None => &mut none,
+            };
+            p.persist(run.checkpoint_mut(), first, sink).await?;
+            self.saves = self.saves.saturating_add(1);
+        }
+        if self.events.is_some() {
+            self.emit_ref(&Event::Checkpoint {
+                checkpoint: run.checkpoint(),
+            });
+        }
+        Ok(())
+    }
+
+    fn result(&mut self, run: &Run<'_>, call: &ToolUse) {
+        if self.events.is_none() {
+            return;
+        }
+        if let Some(r) = run.checkpoint().tool_results.iter().find(|r| r.tool_use_id == call.id) {
+            self.emit_ref(&Event::ToolResult {
+                id: &call.id,
+                tool_name: &call.name,
+                content: &r.content,
+                is_error: r.is_error,
+            });
         }
     }
 }
 
-/// Runs the state machine to its next stop, doing the I/O it asks for.
-pub(crate) async fn drive(config: &AgentConfig, model: &dyn DynModel, mut run: Run) -> Result<Outcome, AgentError> {
+/// Runs the state machine to its next stop, doing the I/O it asks for and reporting what happens; the
+/// checkpoint it ends with (in the outcome or the error) is signed when the agent has keys.
+pub(crate) async fn drive(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    run: Run<'_>,
+    hooks: &mut Hooks<'_>,
+) -> Result<Outcome, AgentError> {
+    let mut result = drive_steps(config, model, run, hooks).await;
+    let checkpoint = match &mut result {
+        Ok(outcome) => Some(outcome.checkpoint_mut()),
+        Err(e) => e.checkpoint_mut(),
+    };
+    if let Some(checkpoint) = checkpoint {
+        config.codec().sign(checkpoint).await?;
+    }
+    result
+}
+
+async fn drive_steps(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    mut run: Run<'_>,
+    hooks: &mut Hooks<'_>,
+) -> Result<Outcome, AgentError> {
+    if hooks.events.is_some() {
+        for a in run.applied() {
+            let (id, tool_name) = (&a.interrupt.id, &a.interrupt.tool_name);
+            match (&a.interrupt.kind, &a.result) {
+                (crate::interrupt::InterruptKind::Approval, result) => hooks.emit_ref(&Event::ApprovalResponse {
+                    id,
+                    tool_name,
+                    approved: a.approved,
+                    modified_args: a.modified_args.as_ref(),
+                    message: result.as_ref().map(|r| r.content.as_str()),
+                }),
+                (_, Some(r)) => hooks.emit_ref(&Event::ToolResult {
+                    id,
+                    tool_name,
+                    content: &r.content,
+                    is_error: r.is_error,
+                }),
+                (_, None) => {}
+            }
+        }
+    }
+    hooks.checkpoint(&mut run, config.codec()).await?;
     loop {
-        match run.next() {
+        if hooks.aborted.is_some_and(|a| a.aborted()) {
+            run.touch(now_ms());
+            return Err(AgentError::Aborted {
+                checkpoint: Box::new(run.into_checkpoint()),
+            });
+        }
+        match run.next_step() {
             Step::CallModel => {
+                let step = run.checkpoint().iterations.saturating_add(1);
+                hooks.emit(|| Event::StepStart { step });
                 let reply = model.complete_dyn(config.request(&run.checkpoint().messages)).await;
-                if let Err(source) = reply.and_then(|response| run.model_replied(response)) {
+                let mut usage: Option<Usage> = None;
+                let recorded = reply.and_then(|response| {
+                    usage = response.usage;
+                    run.model_replied(response, now_ms())
+                });
+                if let Err(source) = recorded {
                     run.touch(now_ms());
                     return Err(AgentError::Model {
                         source,
                         checkpoint: Box::new(run.into_checkpoint()),
                     });
                 }
+                if hooks.events.is_some() {
+                    let content = run
+                        .checkpoint()
+                        .messages
+                        .last()
+                        .map(Message::blocks)
+                        .unwrap_or_default();
+                    hooks.emit_ref(&Event::StepFinish { step, content, usage });
+                }
+                hooks.checkpoint(&mut run, config.codec()).await?;
             }
-            Step::CallTool(ToolUse { id, name, input }) => {
-                let outcome = call_tool(config, run.run_id(), &id, &name, input).await;
-                run.tool_finished(id, outcome);
+            Step::Review(calls) => {
+                let mut needed = Vec::new();
+                for call in &calls {
+                    let Some(tool) = config.tool(&call.name) else { continue };
+                    let ctx = ToolContext::new(&call.id, run.run_id());
+                    match tool.needs_approval_dyn(&call.input, ctx).await {
+                        Ok(Approval::Needed { expires_in_ms }) => needed.push((call.id.clone(), expires_in_ms)),
+                        Ok(_) => {}
+                        Err(e) => {
+                            let message = format!("the approval check of {} failed, so it did not run: {e}", call.name);
+                            run.tool_finished(&call.id, ToolOutcome::Error(message), now_ms());
+                            hooks.result(&run, call);
+                        }
+                    }
+                }
+                run.reviewed(needed, now_ms());
+                if hooks.events.is_some() {
+                    for i in &run.checkpoint().interrupts {
+                        hooks.emit_ref(&Event::ApprovalRequested {
+                            id: &i.id,
+                            tool_name: &i.tool_name,
+                            input: &i.input,
+                            expires_at: i.expires_at,
+                        });
+                    }
+                }
+                hooks.checkpoint(&mut run, config.codec()).await?;
+            }
+            Step::CallTool(call) => {
+                if hooks.events.is_some() {
+                    hooks.emit_ref(&Event::ToolCall {
+                        id: &call.id,
+                        tool_name: &call.name,
+                        input: &call.input,
+                    });
+                }
+                let slot = StateSlot {
+                    current: run.state(),
+                    next: std::sync::Mutex::new(None),
+                };
+                let mut outcome = call_tool(config, run.run_id(), &call, &slot).await;
+                let next = slot
+                    .next
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let max = config.rules.limits.max_depth;
+                match next.map(|state| (crate::limits::value_depth(&state), state)) {
+                    // Refused like any input over the limits, so the run can always be read back.
+                    Some((depth, _)) if depth > max => {
+                        outcome = ToolOutcome::Error(format!(
+                            "{} set a state nested {depth} deep; at most {max} (limits.maxDepth): the state was not changed",
+                            call.name
+                        ));
+                    }
+                    Some((_, state)) => {
+                        run.set_state(state);
+                        if let (Some(state), true) = (run.state(), hooks.events.is_some()) {
+                            hooks.emit_ref(&Event::StateChanged { state });
+                        }
+                    }
+                    None => {}
+                }
+                run.tool_finished(&call.id, outcome, now_ms());
+                hooks.result(&run, &call);
+                hooks.checkpoint(&mut run, config.codec()).await?;
+            }
+            Step::InvalidOutput(problem) => {
+                run.touch(now_ms());
+                let checkpoint = run.into_checkpoint();
+                return Err(AgentError::Output {
+                    attempts: checkpoint.output_attempts,
+                    problem,
+                    checkpoint: Box::new(checkpoint),
+                });
+            }
+            Step::Refused(call, result) | Step::Answered(call, result) => {
+                if hooks.events.is_some() {
+                    hooks.emit_ref(&Event::ToolCall {
+                        id: &call.id,
+                        tool_name: &call.name,
+                        input: &call.input,
+                    });
+                    hooks.emit_ref(&Event::ToolResult {
+                        id: &call.id,
+                        tool_name: &call.name,
+                        content: &result.content,
+                        is_error: result.is_error,
+                    });
+                }
+                hooks.checkpoint(&mut run, config.codec()).await?;
             }
             Step::OutOfIterations => {
                 run.touch(now_ms());
                 return Err(AgentError::MaxIterations {
-                    limit: config.max_iterations,
+                    limit: run.config().max_iterations,
                     checkpoint: Box::new(run.into_checkpoint()),
                 });
             }
-            Step::Interrupted(question) => {
-                run.touch(now_ms());
-                return Ok(Outcome::Interrupted(Interrupted {
-                    question,
-                    checkpoint: run.into_checkpoint(),
+            Step::Paused => {
+                let checkpoint = run.into_checkpoint();
+                if hooks.events.is_some() {
+                    hooks.emit_ref(&Event::Interrupt {
+                        question: checkpoint.question.as_deref().unwrap_or_default(),
+                        interrupts: &checkpoint.interrupts,
+                    });
+                }
+                return Ok(Outcome::Interrupted(InterruptedResponse {
+                    question: checkpoint.question.clone().unwrap_or_default(),
+                    checkpoint,
                 }));
             }
             Step::Done(text) => {
-                run.touch(now_ms());
+                if run.take_changed_at_done() {
+                    run.touch(now_ms());
+                    hooks.checkpoint(&mut run, config.codec()).await?;
+                }
                 return Ok(Outcome::Complete(AgentResponse {
                     text,
                     checkpoint: run.into_checkpoint(),
@@ -199,32 +670,19 @@ pub(crate) async fn drive(config: &AgentConfig, model: &dyn DynModel, mut run: R
     }
 }
 
-async fn call_tool(config: &AgentConfig, run_id: &str, id: &str, name: &str, input: Value) -> ToolOutcome {
-    let found = config.definitions.iter().position(|d| d.name == name);
-    let Some(tool) = found.and_then(|i| config.tools.get(i)) else {
-        let known: Vec<&str> = config.definitions.iter().map(|d| d.name.as_str()).collect();
-        return ToolOutcome::Error(format!("unknown tool {name:?}; available tools: {}", known.join(", ")));
+async fn call_tool(config: &AgentConfig, run_id: &str, call: &ToolUse, state: &StateSlot<'_>) -> ToolOutcome {
+    let Some(tool) = config.tool(&call.name) else {
+        return ToolOutcome::Error(format!("unknown tool {:?}", call.name));
     };
-    // Providers keep arguments that were not a JSON object as their raw text: answer, don't run.
-    if !input.is_object() {
-        let raw = input.as_str().map_or_else(|| input.to_string(), str::to_owned);
-        return ToolOutcome::Error(format!(
-            "the arguments of this call are not a JSON object, so {name} did not run: {raw}; call it again with valid JSON arguments"
-        ));
-    }
-    match tool
-        .call_dyn(
-            input,
-            ToolContext {
-                tool_use_id: id,
-                run_id,
-            },
-        )
-        .await
-    {
+    let ctx = ToolContext {
+        tool_use_id: &call.id,
+        run_id,
+        state: Some(state),
+    };
+    match tool.call_dyn(call.input.clone(), ctx).await {
         Ok(Value::String(text)) => ToolOutcome::Output(text),
         Ok(value) => ToolOutcome::Output(value.to_string()),
-        Err(ToolError::Interrupt(i)) => ToolOutcome::Interrupt(i.question),
+        Err(ToolError::Interrupt(i)) => ToolOutcome::Interrupt(i),
         Err(ToolError::Failed(message)) => ToolOutcome::Error(message),
     }
 }
@@ -244,6 +702,10 @@ impl AgentResponse {
     pub fn messages(&self) -> &[Message] {
         &self.checkpoint.messages
     }
+    /// With an output schema: the answer as structured data, validated against it.
+    pub fn structured(&self) -> Option<&Value> {
+        self.checkpoint.structured.as_ref()
+    }
     /// Tokens used by the whole run.
     pub fn usage(&self) -> Usage {
         self.checkpoint.usage
@@ -254,14 +716,21 @@ impl AgentResponse {
     }
 }
 
-/// A run paused by a tool's [`InterruptError`](crate::InterruptError).
+/// A run paused for a human: a tool's [`InterruptError`](crate::InterruptError), or calls that need approval.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct Interrupted {
-    /// What to ask the human.
+pub struct InterruptedResponse {
+    /// What to ask the human: the first interrupt's question, or a sentence naming the tool to approve.
     pub question: String,
-    /// Save it; pass it to [`Agent::resume`] with the answer.
+    /// Save it; pass it to [`Agent::resume`] with the answer or decisions.
     pub checkpoint: Checkpoint,
+}
+
+impl InterruptedResponse {
+    /// Everything the run waits for, in call order.
+    pub fn interrupts(&self) -> &[Interrupt] {
+        &self.checkpoint.interrupts
+    }
 }
 
 /// How a call to [`Agent::prompt`] or [`Agent::resume`] ended.
@@ -270,7 +739,7 @@ pub enum Outcome {
     /// Finished.
     Complete(AgentResponse),
     /// Paused on a question.
-    Interrupted(Interrupted),
+    Interrupted(InterruptedResponse),
 }
 
 impl Outcome {
@@ -292,6 +761,13 @@ impl Outcome {
         match self {
             Outcome::Complete(r) => &r.checkpoint,
             Outcome::Interrupted(i) => &i.checkpoint,
+        }
+    }
+
+    pub(crate) fn checkpoint_mut(&mut self) -> &mut Checkpoint {
+        match self {
+            Outcome::Complete(r) => &mut r.checkpoint,
+            Outcome::Interrupted(i) => &mut i.checkpoint,
         }
     }
 

@@ -2,27 +2,33 @@
 //!
 //! Decoding is "fast path, slow explanation": a derived serde decode handles valid input in one pass;
 //! only when it fails is the input walked as a `serde_json::Value` to name the exact JSON path and problem.
+//! Every format ever written is read: the reference's (no `version`), `1` and `2`.
+
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::CheckpointError;
+use crate::interrupt::{Interrupt, InterruptKind};
 use crate::message::{BlockProblem, ContentBlock, Message, Role, ToolResult, ToolUse, Usage, block_problem};
 
 /// The newest checkpoint format this build writes and reads.
-pub const CHECKPOINT_VERSION: u32 = 1;
+pub const CHECKPOINT_VERSION: u32 = 2;
 
 /// A whole run, as plain JSON (`camelCase`, no `undefined`, no class instances).
 ///
 /// The reference's fields (`messages`, `iterations`, `usage`, `pendingToolUseId`) keep their meaning;
-/// `version`, `runId`, `question`, `toolResults`, `createdAt` and `updatedAt` are ours. A checkpoint in the
-/// reference's format (no `version`) is accepted and upgraded.
+/// the others are ours. While the last message is an assistant turn whose tool calls are in progress,
+/// `toolResults` holds the results of the calls that already ran (they never run again), `approved` the
+/// calls a human approved, and `interrupts` what the run waits for. Checkpoints of older formats are
+/// accepted and upgraded.
 ///
 /// ```
 /// use resumable_agent::Checkpoint;
 /// let cp = Checkpoint::from_json(r#"{"messages":[{"role":"user","content":"hi"}],"iterations":0,
 ///     "usage":{"inputTokens":0,"outputTokens":0}}"#)?;
-/// assert_eq!(cp.version, 1);
+/// assert_eq!(cp.version, 2);
 /// assert!(!cp.is_interrupted());
 /// # Ok::<(), resumable_agent::CheckpointError>(())
 /// ```
@@ -35,31 +41,95 @@ pub struct Checkpoint {
     /// Stable id of the run across pauses and resumes (absent in reference-format checkpoints).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-    /// The conversation. While paused it ends with the assistant message whose tool calls are in progress.
+    /// The conversation. Mid-turn it ends with the assistant message whose tool calls are in progress.
     pub messages: Vec<Message>,
     /// Model calls made so far, across all resumes.
     pub iterations: u32,
     /// Tokens used so far, across all resumes.
     pub usage: Usage,
-    /// The tool call waiting for the human's answer.
+    /// While paused: the id of the first pending interrupt (the reference's field).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_tool_use_id: Option<String>,
-    /// The question that call asked.
+    /// While paused: the first interrupt's question, or a sentence naming the tool of an approval request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
-    /// Results of the paused turn's calls that already ran (they never run again).
+    /// While paused: what the run waits for, in call order (approval requests, or one question).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub interrupts: Vec<Interrupt>,
+    /// Results of the open turn's calls that already ran or were denied (they never run again).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_results: Vec<ToolResult>,
+    /// Ids of the open turn's calls a human approved (they run with the input the transcript shows).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub approved: Vec<String>,
+    /// True once the open turn's calls were checked for approval, so the check never repeats.
+    #[serde(skip_serializing_if = "is_false")]
+    pub reviewed: bool,
+    /// The agent's state (plain JSON), which tools read and replace; absent when the agent has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+    /// With an output schema: the run's answer as structured data, set once the model gave one that
+    /// validates (the run is then finished); cleared by the next user turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+    /// With an output schema: answers of this turn that did not validate (bounded by the agent's
+    /// `maxOutputRetries`); cleared by the next user turn or resume.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub output_attempts: u32,
+    /// Where this checkpoint sits in a session's history (set by sessions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<ThreadInfo>,
     /// When the run started, in milliseconds since the Unix epoch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<u64>,
     /// When this checkpoint was taken, in milliseconds since the Unix epoch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<u64>,
+    /// The MAC of an agent with [`CheckpointKeys`](crate::CheckpointKeys) over everything else in the
+    /// checkpoint; such an agent resumes only checkpoints whose signature verifies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<crate::keys::Signature>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A checkpoint's place in a session's history: `{ id, step, parentStep?, label? }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ThreadInfo {
+    /// The session (thread) id.
+    pub id: String,
+    /// Its number in the thread's history: 1, 2, 3, … in the order they were saved (also across branches).
+    pub step: u64,
+    /// The step it continues from (after a restore, an earlier one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_step: Option<u64>,
+    /// A name given with `label`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl ThreadInfo {
+    /// Step `step` of thread `id`, without a parent or label.
+    pub fn new(id: impl Into<String>, step: u64) -> Self {
+        ThreadInfo {
+            id: id.into(),
+            step,
+            parent_step: None,
+            label: None,
+        }
+    }
 }
 
 /// What a listing needs to know about a saved run, without its messages.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CheckpointSummary {
@@ -73,16 +143,25 @@ pub struct CheckpointSummary {
     pub iterations: u32,
     /// Tokens so far.
     pub usage: Usage,
-    /// True when the run waits for an answer.
+    /// True when the run waits for a human.
     pub interrupted: bool,
-    /// The pending question.
+    /// The pending question (or approval sentence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
     /// Number of messages in the conversation.
     pub message_count: usize,
+    /// Its step in a session's history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// The step it continues from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_step: Option<u64>,
+    /// Its name in the history, if labelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
-/// The wire form, decoded by serde in one pass; `version` is optional for reference-format input.
+/// The wire form of every version, decoded by serde in one pass.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Raw {
@@ -94,37 +173,84 @@ struct Raw {
     pending_tool_use_id: Option<String>,
     question: Option<String>,
     #[serde(default)]
+    interrupts: Option<Vec<Interrupt>>,
+    #[serde(default)]
     tool_results: Option<Vec<ToolResult>>,
+    #[serde(default)]
+    approved: Option<Vec<String>>,
+    #[serde(default)]
+    reviewed: Option<bool>,
+    #[serde(default, deserialize_with = "crate::message::present")]
+    state: Option<Value>,
+    #[serde(default, deserialize_with = "crate::message::present")]
+    structured: Option<Value>,
+    #[serde(default)]
+    output_attempts: Option<u32>,
+    #[serde(default)]
+    thread: Option<ThreadInfo>,
     created_at: Option<u64>,
     updated_at: Option<u64>,
+    #[serde(default)]
+    signature: Option<crate::keys::Signature>,
 }
 
 impl Checkpoint {
-    pub(crate) fn new(run_id: String, now: u64) -> Self {
+    /// An empty run with id `run_id`, started at `now` (ms since the epoch).
+    pub fn new(run_id: impl Into<String>, now: u64) -> Self {
         Checkpoint {
             version: CHECKPOINT_VERSION,
-            run_id: Some(run_id),
+            run_id: Some(run_id.into()),
             messages: Vec::new(),
             iterations: 0,
             usage: Usage::default(),
             pending_tool_use_id: None,
             question: None,
+            interrupts: Vec::new(),
             tool_results: Vec::new(),
+            approved: Vec::new(),
+            reviewed: false,
+            state: None,
+            structured: None,
+            output_attempts: 0,
+            thread: None,
             created_at: Some(now),
             updated_at: Some(now),
+            signature: None,
         }
     }
 
-    /// Decodes and validates a checkpoint from JSON text.
+    /// Decodes and validates a checkpoint from JSON text, under the default [`Limits`](crate::Limits).
     ///
     /// # Errors
-    /// [`CheckpointError`] naming the JSON path and the problem, or the unsupported version.
+    /// [`CheckpointError`] naming the JSON path and the problem, the unsupported version, or a limit.
     pub fn from_json(json: &str) -> Result<Self, CheckpointError> {
-        match serde_json::from_str::<Raw>(json) {
+        Self::from_json_with(json, &crate::limits::Limits::default())
+    }
+
+    /// Decodes and validates a checkpoint from JSON text, refusing text over `limits` before parsing it.
+    ///
+    /// # Errors
+    /// As [`Checkpoint::from_json`].
+    pub fn from_json_with(json: &str, limits: &crate::limits::Limits) -> Result<Self, CheckpointError> {
+        if json.len() > limits.max_checkpoint_bytes {
+            return Err(CheckpointError::TooLarge {
+                bytes: json.len(),
+                max: limits.max_checkpoint_bytes,
+            });
+        }
+        let depth = crate::limits::text_depth(json);
+        if depth > limits.checkpoint_depth() {
+            return Err(CheckpointError::TooDeep {
+                depth,
+                max: limits.checkpoint_depth(),
+            });
+        }
+        let json = crate::limits::repair_lone_surrogates(json);
+        match serde_json::from_str::<Raw>(&json) {
             Ok(raw) => raw.into_checkpoint(),
             Err(fast) => {
                 let value: Value =
-                    serde_json::from_str(json).map_err(|e| CheckpointError::Json { message: e.to_string() })?;
+                    serde_json::from_str(&json).map_err(|e| CheckpointError::Json { message: e.to_string() })?;
                 explain(&value)?;
                 Err(CheckpointError::at("checkpoint", fast.to_string()))
             }
@@ -136,6 +262,14 @@ impl Checkpoint {
     /// # Errors
     /// As [`Checkpoint::from_json`].
     pub fn from_value(value: Value) -> Result<Self, CheckpointError> {
+        let limits = crate::limits::Limits::default();
+        let depth = crate::limits::value_depth(&value);
+        if depth > limits.checkpoint_depth() {
+            return Err(CheckpointError::TooDeep {
+                depth,
+                max: limits.checkpoint_depth(),
+            });
+        }
         explain(&value)?;
         serde_json::from_value::<Raw>(value)
             .map_err(|e| CheckpointError::at("checkpoint", e.to_string()))?
@@ -148,9 +282,22 @@ impl Checkpoint {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// True when the run waits for an answer ([`Checkpoint::question`]).
+    /// True when the run waits for a human ([`Checkpoint::interrupts`]).
     pub fn is_interrupted(&self) -> bool {
-        self.pending_tool_use_id.is_some()
+        !self.interrupts.is_empty()
+    }
+
+    /// True when the run has finished: its last message is the model's answer without tool calls, or it
+    /// holds a structured answer and its turn is closed.
+    pub fn is_finished(&self) -> bool {
+        if self.is_interrupted() {
+            return false;
+        }
+        match self.messages.last() {
+            Some(m) if m.role == Role::Assistant => m.tool_uses().next().is_none(),
+            Some(_) => self.structured.is_some(),
+            None => false,
+        }
     }
 
     /// The summary a listing shows.
@@ -163,6 +310,9 @@ impl Checkpoint {
             interrupted: self.is_interrupted(),
             question: self.question.clone(),
             message_count: self.messages.len(),
+            step: self.thread.as_ref().map(|t| t.step),
+            parent_step: self.thread.as_ref().and_then(|t| t.parent_step),
+            label: self.thread.as_ref().and_then(|t| t.label.clone()),
         }
     }
 
@@ -174,6 +324,13 @@ impl Checkpoint {
         }
         let calls: Vec<&ToolUse> = last.tool_uses().collect();
         (!calls.is_empty()).then_some(calls)
+    }
+
+    /// Sets `interrupts` and the reference's fields that mirror its first entry.
+    pub(crate) fn set_interrupts(&mut self, interrupts: Vec<Interrupt>) {
+        self.pending_tool_use_id = interrupts.first().map(|i| i.id.clone());
+        self.question = interrupts.first().map(Interrupt::prompt);
+        self.interrupts = interrupts;
     }
 
     /// Checks every invariant a resume relies on.
@@ -188,8 +345,40 @@ impl Checkpoint {
             });
         }
         let last = self.messages.len().saturating_sub(1);
+        let mut call_ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, m) in self.messages.iter().enumerate() {
             check_blocks(m, i)?;
+            let empty = match &m.content {
+                crate::message::Content::Blocks(b) => b.is_empty(),
+                crate::message::Content::Text(t) => t.is_empty(),
+            };
+            if empty && m.role != Role::Assistant {
+                return Err(CheckpointError::at(
+                    format!("messages[{i}].content"),
+                    "empty: providers refuse a message without content",
+                ));
+            }
+            if i != last && m.is_empty_answer() {
+                return Err(CheckpointError::at(
+                    format!("messages[{i}].content"),
+                    "an assistant message that says nothing may only end a run (providers refuse it in a history)",
+                ));
+            }
+            for (j, b) in m.blocks().iter().enumerate() {
+                if let ContentBlock::ToolUse(u) = b {
+                    if let Some(earlier) = call_ids.insert(u.id.as_str(), i) {
+                        if earlier != i {
+                            return Err(CheckpointError::at(
+                                format!("messages[{i}].content[{j}].id"),
+                                format!(
+                                    "{:?} is also the id of a tool call in messages[{earlier}] (ids are unique in a conversation)",
+                                    u.id
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
             // Results answer the assistant turn just before; whether they match is checked from that side.
             if m.tool_results().next().is_some() && !prev_has_calls(&self.messages, i) {
                 return Err(CheckpointError::at(
@@ -221,60 +410,126 @@ impl Checkpoint {
     fn validate_open_turn(&self) -> Result<(), CheckpointError> {
         let n = self.messages.len().saturating_sub(1);
         let Some(calls) = self.open_calls() else {
-            if let Some(id) = &self.pending_tool_use_id {
+            let stray = [
+                ("interrupts", !self.interrupts.is_empty()),
+                ("pendingToolUseId", self.pending_tool_use_id.is_some()),
+                ("toolResults", !self.tool_results.is_empty()),
+                ("approved", !self.approved.is_empty()),
+                ("reviewed", self.reviewed),
+                ("question", self.question.is_some()),
+            ];
+            if let Some((field, _)) = stray.iter().find(|(_, set)| *set) {
                 return Err(CheckpointError::at(
-                    "pendingToolUseId",
-                    format!("{id:?} is set but the last message has no tool calls to answer"),
-                ));
-            }
-            if !self.tool_results.is_empty() {
-                return Err(CheckpointError::at(
-                    "toolResults",
-                    "set but the last message has no tool calls in progress",
-                ));
-            }
-            if self.question.is_some() {
-                return Err(CheckpointError::at(
-                    "question",
-                    "set but the run is not interrupted (no pendingToolUseId)",
+                    *field,
+                    "set, but the last message has no tool calls in progress",
                 ));
             }
             return Ok(());
         };
-        let Some(pending) = &self.pending_tool_use_id else {
-            return Err(CheckpointError::at(
-                "pendingToolUseId",
-                format!("missing, but messages[{n}] has tool calls without results"),
-            ));
+        let call = |id: &str| calls.iter().find(|c| c.id == id).copied();
+        let not_a_call = |path: String, id: &str| {
+            CheckpointError::at(
+                path,
+                format!("{id:?} is not a tool call of the last message (messages[{n}])"),
+            )
         };
-        if !calls.iter().any(|c| &c.id == pending) {
-            return Err(CheckpointError::at(
-                "pendingToolUseId",
-                format!("{pending:?} is not a tool call of the last message (messages[{n}])"),
-            ));
-        }
+        let mut answered = HashSet::new();
         for (k, r) in self.tool_results.iter().enumerate() {
             let path = format!("toolResults[{k}].toolUseId");
-            if &r.tool_use_id == pending {
-                return Err(CheckpointError::at(
-                    path,
-                    format!("{pending:?} is the pending call; its result is the answer"),
-                ));
+            if call(&r.tool_use_id).is_none() {
+                return Err(not_a_call(path, &r.tool_use_id));
             }
-            if !calls.iter().any(|c| c.id == r.tool_use_id) {
-                return Err(CheckpointError::at(
-                    path,
-                    format!(
-                        "{:?} is not a tool call of the last message (messages[{n}])",
-                        r.tool_use_id
-                    ),
-                ));
-            }
-            if self.tool_results.iter().take(k).any(|p| p.tool_use_id == r.tool_use_id) {
+            if !answered.insert(r.tool_use_id.as_str()) {
                 return Err(CheckpointError::at(
                     path,
                     format!("{:?} is answered twice", r.tool_use_id),
                 ));
+            }
+        }
+        let mut pending = HashSet::new();
+        let questions = self
+            .interrupts
+            .iter()
+            .filter(|i| i.kind == InterruptKind::Question)
+            .count();
+        for (k, i) in self.interrupts.iter().enumerate() {
+            let path = format!("interrupts[{k}]");
+            let Some(c) = call(&i.id) else {
+                return Err(not_a_call(format!("{path}.id"), &i.id));
+            };
+            if answered.contains(i.id.as_str()) {
+                return Err(CheckpointError::at(
+                    format!("{path}.id"),
+                    format!("{:?} already has a result in toolResults", i.id),
+                ));
+            }
+            if !pending.insert(i.id.as_str()) {
+                return Err(CheckpointError::at(
+                    format!("{path}.id"),
+                    format!("{:?} is pending twice", i.id),
+                ));
+            }
+            if i.tool_name != c.name {
+                return Err(CheckpointError::at(
+                    format!("{path}.toolName"),
+                    format!("{:?} but call {:?} is to {:?}", i.tool_name, i.id, c.name),
+                ));
+            }
+            if i.input != c.input {
+                return Err(CheckpointError::at(
+                    format!("{path}.input"),
+                    format!("differs from the input of call {:?}", i.id),
+                ));
+            }
+            if i.kind == InterruptKind::Question && i.question.is_none() {
+                return Err(CheckpointError::at(format!("{path}.question"), "missing"));
+            }
+        }
+        if questions > 0 && self.interrupts.len() > 1 {
+            return Err(CheckpointError::at(
+                "interrupts",
+                "a run waits for one question at a time, or for approvals only",
+            ));
+        }
+        if !self.interrupts.is_empty() && !self.reviewed {
+            return Err(CheckpointError::at(
+                "reviewed",
+                "missing, but the run is paused (its turn was checked for approval)",
+            ));
+        }
+        match (self.interrupts.first(), &self.pending_tool_use_id) {
+            (Some(first), Some(id)) if &first.id == id => {}
+            (None, None) => {}
+            (Some(first), _) => {
+                return Err(CheckpointError::at(
+                    "pendingToolUseId",
+                    format!("expected {:?}, the id of the first interrupt", first.id),
+                ));
+            }
+            (None, Some(id)) => {
+                return Err(CheckpointError::at(
+                    "pendingToolUseId",
+                    format!("{id:?} is set but interrupts is empty"),
+                ));
+            }
+        }
+        if self.question != self.interrupts.first().map(Interrupt::prompt) {
+            return Err(CheckpointError::at("question", "does not match the first interrupt"));
+        }
+        let mut approved = HashSet::new();
+        for (k, id) in self.approved.iter().enumerate() {
+            let path = format!("approved[{k}]");
+            if call(id).is_none() {
+                return Err(not_a_call(path, id));
+            }
+            if pending.contains(id.as_str()) || !approved.insert(id.as_str()) {
+                return Err(CheckpointError::at(
+                    path,
+                    format!("{id:?} is approved twice or still pending"),
+                ));
+            }
+            if !self.reviewed {
+                return Err(CheckpointError::at(path, "approved before the turn was reviewed"));
             }
         }
         Ok(())
@@ -295,6 +550,7 @@ impl Raw {
                 });
             }
         }
+        let before_v2 = self.version.is_none_or(|v| v < 2);
         let mut cp = Checkpoint {
             version: CHECKPOINT_VERSION,
             run_id: self.run_id,
@@ -303,16 +559,108 @@ impl Raw {
             usage: self.usage,
             pending_tool_use_id: self.pending_tool_use_id,
             question: self.question,
+            interrupts: self.interrupts.unwrap_or_default(),
             tool_results: self.tool_results.unwrap_or_default(),
+            approved: self.approved.unwrap_or_default(),
+            reviewed: self.reviewed.unwrap_or(false),
+            state: self.state,
+            structured: self.structured,
+            output_attempts: self.output_attempts.unwrap_or(0),
+            thread: self.thread,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            signature: self.signature,
         };
+        normalize_values(&mut cp);
         if legacy {
             repair_legacy(&mut cp.messages);
+        }
+        if before_v2 {
+            upgrade_pending_question(&mut cp)?;
         }
         cp.validate()?;
         Ok(cp)
     }
+}
+
+/// Every JSON value in a checkpoint with its numbers as doubles ([`normalize_numbers`](crate::limits::normalize_numbers)).
+fn normalize_values(cp: &mut Checkpoint) {
+    use crate::limits::normalize_numbers;
+    for m in &mut cp.messages {
+        if let crate::message::Content::Blocks(blocks) = &mut m.content {
+            for b in blocks {
+                if let ContentBlock::ToolUse(u) = b {
+                    normalize_numbers(&mut u.input);
+                }
+            }
+        }
+    }
+    for i in &mut cp.interrupts {
+        normalize_numbers(&mut i.input);
+        if let Some(d) = i.data.as_mut() {
+            normalize_numbers(d);
+        }
+    }
+    if let Some(s) = cp.state.as_mut() {
+        normalize_numbers(s);
+    }
+    if let Some(s) = cp.structured.as_mut() {
+        normalize_numbers(s);
+    }
+}
+
+/// Formats before 2 mark a pause with `pendingToolUseId` (+ `question`) alone: that is one question
+/// interrupt, asked after the turn's calls started running (so the turn counts as reviewed).
+fn upgrade_pending_question(cp: &mut Checkpoint) -> Result<(), CheckpointError> {
+    if !cp.interrupts.is_empty() || !cp.approved.is_empty() {
+        return Err(CheckpointError::at(
+            "version",
+            "interrupts and approved need format version 2",
+        ));
+    }
+    let n = cp.messages.len().saturating_sub(1);
+    if cp.open_calls().is_some() {
+        cp.reviewed = true;
+    }
+    let Some(id) = cp.pending_tool_use_id.clone() else {
+        // Before format 2 a turn in progress was always a pause: no mid-turn checkpoints were written.
+        if cp.open_calls().is_some() {
+            return Err(CheckpointError::at(
+                "pendingToolUseId",
+                format!("missing, but messages[{n}] has tool calls without results"),
+            ));
+        }
+        return Ok(());
+    };
+    let Some(call) = cp
+        .open_calls()
+        .and_then(|calls| calls.into_iter().find(|c| c.id == id).cloned())
+    else {
+        let problem = if cp.open_calls().is_some() {
+            format!("{id:?} is not a tool call of the last message (messages[{n}])")
+        } else {
+            format!("{id:?} is set but the last message has no tool calls to answer")
+        };
+        return Err(CheckpointError::at("pendingToolUseId", problem));
+    };
+    if let Some(k) = cp.tool_results.iter().position(|r| r.tool_use_id == id) {
+        return Err(CheckpointError::at(
+            format!("toolResults[{k}].toolUseId"),
+            format!("{id:?} is the pending call; its result is the answer"),
+        ));
+    }
+    let question = cp.question.clone().unwrap_or_default();
+    cp.set_interrupts(vec![Interrupt {
+        kind: InterruptKind::Question,
+        id,
+        tool_name: call.name,
+        input: call.input,
+        question: Some(question),
+        options: None,
+        data: None,
+        expires_at: None,
+    }]);
+    Ok(())
 }
 
 /// The reference dropped the results of a turn's other calls when one interrupted and resumed with only
@@ -382,6 +730,13 @@ fn check_blocks(m: &Message, i: usize) -> Result<(), CheckpointError> {
             CheckpointError::at(block, "tool_use block outside an assistant message")
         }
         BlockProblem::ToolResultOutsideUser => CheckpointError::at(block, "tool_result block outside a user message"),
+        BlockProblem::ResultAfterOther => CheckpointError::at(
+            block,
+            "tool_result after another block: providers want a turn's tool results first",
+        ),
+        BlockProblem::ThinkingOutsideAssistant => {
+            CheckpointError::at(block, "thinking block outside an assistant message")
+        }
         BlockProblem::EmptyId => CheckpointError::at(format!("{block}.id"), "empty"),
         BlockProblem::DuplicateId(id) => CheckpointError::at(
             format!("{block}.id"),
@@ -513,6 +868,78 @@ fn explain(v: &Value) -> Result<(), CheckpointError> {
         for (k, r) in results.iter().enumerate() {
             explain_tool_result(obj(r, &format!("toolResults[{k}]"))?, &format!("toolResults[{k}]"))?;
         }
+    }
+    if let Some(list) = array_field(root, "interrupts")? {
+        for (k, i) in list.iter().enumerate() {
+            explain_interrupt(i, &format!("interrupts[{k}]"))?;
+        }
+    }
+    if let Some(list) = array_field(root, "approved")? {
+        for (k, id) in list.iter().enumerate() {
+            if !id.is_string() {
+                return Err(expected(&format!("approved[{k}]"), "a string (a tool call id)", id));
+            }
+        }
+    }
+    match root.get("reviewed") {
+        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
+        Some(v) => return Err(expected("reviewed", "a boolean", v)),
+    }
+    if let Some(t) = root.get("thread").filter(|t| !t.is_null()) {
+        let o = obj(t, "thread")?;
+        string(o, "id", "thread", false)?;
+        count(required(o, "step", "thread")?, "thread.step", u64::MAX)?;
+        if let Some(p) = o.get("parentStep").filter(|p| !p.is_null()) {
+            count(p, "thread.parentStep", u64::MAX)?;
+        }
+        string(o, "label", "thread", true)?;
+    }
+    if let Some(sig) = root.get("signature").filter(|s| !s.is_null()) {
+        let o = obj(sig, "signature")?;
+        string(o, "kid", "signature", false)?;
+        string(o, "mac", "signature", false)?;
+    }
+    Ok(())
+}
+
+/// An optional array field of the checkpoint.
+fn array_field<'a>(
+    o: &'a serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a Vec<Value>>, CheckpointError> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(a)) => Ok(Some(a)),
+        Some(v) => Err(expected(key, "an array", v)),
+    }
+}
+
+fn explain_interrupt(v: &Value, path: &str) -> Result<(), CheckpointError> {
+    let o = obj(v, path)?;
+    match required(o, "kind", path)? {
+        Value::String(k) if k == "approval" || k == "question" => {}
+        other => {
+            return Err(CheckpointError::at(
+                join(path, "kind"),
+                format!("expected \"approval\" or \"question\", got {other}"),
+            ));
+        }
+    }
+    string(o, "id", path, false)?;
+    string(o, "toolName", path, false)?;
+    required(o, "input", path)?;
+    string(o, "question", path, true)?;
+    match o.get("options") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(options)) => {
+            if let Some((k, x)) = options.iter().enumerate().find(|(_, x)| !x.is_string()) {
+                return Err(expected(&format!("{path}.options[{k}]"), "a string", x));
+            }
+        }
+        Some(v) => return Err(expected(&join(path, "options"), "an array of strings", v)),
+    }
+    if let Some(t) = o.get("expiresAt").filter(|t| !t.is_null()) {
+        count(t, &join(path, "expiresAt"), u64::MAX)?;
     }
     Ok(())
 }

@@ -32,6 +32,29 @@ pub enum CheckpointError {
         /// The parser's message with line and column.
         message: String,
     },
+    /// Larger than the size limit; refused before it was parsed.
+    #[error("checkpoint is {bytes} bytes; the limit is {max} (limits.maxCheckpointBytes)")]
+    TooLarge {
+        /// Its size.
+        bytes: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Nested deeper than the depth limit allows; refused before it was parsed.
+    #[error("checkpoint nests {depth} deep; the limit is {max} (limits.maxDepth plus the checkpoint's own frame)")]
+    TooDeep {
+        /// Its depth.
+        depth: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A signed checkpoint whose signature does not verify, is missing while keys are configured, or names an
+    /// unknown key: it was changed, or not written by an agent holding the keys.
+    #[error("checkpoint signature: {problem}")]
+    Signature {
+        /// What is wrong.
+        problem: String,
+    },
 }
 
 impl CheckpointError {
@@ -47,7 +70,21 @@ impl CheckpointError {
         match self {
             CheckpointError::Invalid { path, .. } => Some(path),
             CheckpointError::UnsupportedVersion { .. } => Some("version"),
-            CheckpointError::Json { .. } => None,
+            CheckpointError::Signature { .. } => Some("signature"),
+            CheckpointError::Json { .. } | CheckpointError::TooLarge { .. } | CheckpointError::TooDeep { .. } => None,
+        }
+    }
+
+    /// A stable code for the kind of problem: `INVALID`, `VERSION`, `JSON`, `TOO_LARGE`, `TOO_DEEP` or
+    /// `SIGNATURE` (the JS `CheckpointError.code`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            CheckpointError::Invalid { .. } => "INVALID",
+            CheckpointError::UnsupportedVersion { .. } => "VERSION",
+            CheckpointError::Json { .. } => "JSON",
+            CheckpointError::TooLarge { .. } => "TOO_LARGE",
+            CheckpointError::TooDeep { .. } => "TOO_DEEP",
+            CheckpointError::Signature { .. } => "SIGNATURE",
         }
     }
 }
@@ -84,9 +121,18 @@ pub enum ModelError {
         /// What is wrong.
         problem: String,
     },
+    /// The model stopped without an answer to keep: cut at its output token limit, a refusal, or a content
+    /// filter. Nothing of the answer was recorded (a cut tool call never runs); the run is as before the call.
+    #[error("{}", stopped_message(reason, text))]
+    Stopped {
+        /// Why it stopped.
+        reason: crate::model::StopReason,
+        /// The text it wrote before stopping (for a refusal, its explanation).
+        text: String,
+    },
     /// A [`ScriptedModel`](crate::ScriptedModel) was asked for a turn its script does not have.
     #[error(
-        "scripted model: the script has {len} responses but the conversation asks for assistant turn {turn}; add a response to the script"
+        "scriptedModel: the script has {len} responses but the conversation asks for assistant turn {turn}; add a response to the script"
     )]
     ScriptExhausted {
         /// Responses in the script.
@@ -94,6 +140,17 @@ pub enum ModelError {
         /// 1-based number of the assistant turn asked for.
         turn: usize,
     },
+}
+
+fn stopped_message(reason: &crate::model::StopReason, text: &str) -> String {
+    use crate::model::StopReason;
+    match reason {
+        StopReason::MaxTokens => "the model's answer was cut at its output token limit (max_tokens), so none of it was kept and no tool call of it ran: raise the model's maxTokens and resume the error's checkpoint with ''".to_owned(),
+        StopReason::Refusal if text.is_empty() => "the model refused to answer (refusal)".to_owned(),
+        StopReason::Refusal => format!("the model refused to answer (refusal): {text}"),
+        StopReason::ContentFilter => "the provider's content filter stopped the model's answer (content_filter)".to_owned(),
+        other => format!("the model stopped ({})", other.as_str()),
+    }
 }
 
 /// A saver could not read or write.
@@ -142,6 +199,26 @@ pub enum SaverError {
         /// The database name.
         db: String,
     },
+    /// A conditional write found something else stored (another writer got there first); nothing was written.
+    #[error("key {key:?} changed: expected {}, found {}", expected.map_or("nothing stored".to_owned(), |s| format!("step {s}")), found.map_or("nothing".to_owned(), |s| format!("step {s}")))]
+    Conflict {
+        /// The key.
+        key: String,
+        /// The step the write expected (`None`: nothing stored).
+        expected: Option<u64>,
+        /// What was stored (`None`: nothing).
+        found: Option<u64>,
+    },
+    /// The operation did not finish within the configured time.
+    #[error("saver {op} of key {key:?} did not finish within {ms} ms")]
+    Timeout {
+        /// `get`, `put`, `delete` or `list`.
+        op: String,
+        /// The key (or prefix).
+        key: String,
+        /// The limit.
+        ms: u64,
+    },
     /// A saver option is out of range.
     #[error("invalid saver option: {0}")]
     Option(String),
@@ -157,7 +234,7 @@ pub enum SaverError {
 
 impl SaverError {
     /// A stable code for the kind of failure: `BACKEND`, `CORRUPT`, `KEY_LENGTH`, `TOO_LARGE`, `OPTION`,
-    /// `QUOTA_EXCEEDED` or `BLOCKED` (the JS `SaverError.code`).
+    /// `QUOTA_EXCEEDED`, `BLOCKED`, `CONFLICT` or `TIMEOUT` (the JS `SaverError.code`).
     pub fn code(&self) -> &'static str {
         match self {
             SaverError::Backend { .. } => "BACKEND",
@@ -167,6 +244,8 @@ impl SaverError {
             SaverError::Option(_) => "OPTION",
             SaverError::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
             SaverError::Blocked { .. } => "BLOCKED",
+            SaverError::Conflict { .. } => "CONFLICT",
+            SaverError::Timeout { .. } => "TIMEOUT",
         }
     }
 }
@@ -184,6 +263,10 @@ pub enum AgentError {
     /// The agent's configuration is unusable (e.g. two tools with one name).
     #[error("invalid agent config: {0}")]
     Config(String),
+    /// An argument of a call is unusable (a session id, a label, a step that is not in the history, ...).
+    /// Nothing ran.
+    #[error("{0}")]
+    Argument(String),
     /// The run used up `maxIterations` model calls (counted across resumes).
     #[error(
         "max iterations reached: the run has made {limit} model calls, its limit; resume the error's checkpoint with a higher maxIterations to continue"
@@ -224,6 +307,44 @@ pub enum AgentError {
         /// The run that could not be saved, if any.
         checkpoint: Option<Box<Checkpoint>>,
     },
+    /// The input of a resume does not answer exactly what the run waits for (a missing, extra or mistyped
+    /// decision, `modifiedArgs` the tool's schema refuses, a text answer to approval requests, ...).
+    /// Nothing ran.
+    #[error("{}{problem}", id.as_ref().map(|id| format!("decision for {id:?}: ")).unwrap_or_default())]
+    Decision {
+        /// The interrupt the problem is about, when there is one.
+        id: Option<String>,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A pending interrupt expired and its tool's policy is to fail. Nothing ran; `checkpoint` is the
+    /// run as it was given.
+    #[error("interrupt {id:?} expired at {expires_at} (ms since the epoch); its tool's onExpire policy is 'error'")]
+    InterruptExpired {
+        /// The expired interrupt.
+        id: String,
+        /// When it expired.
+        expires_at: u64,
+        /// The unchanged run.
+        checkpoint: Box<Checkpoint>,
+    },
+    /// With an output schema: the model's answer did not validate after the agent's `maxOutputRetries`
+    /// corrections. `checkpoint` holds the run with the last answer; resuming it with `""` tries again.
+    #[error("the model's answer does not match the output schema after {attempts} attempts: {problem}")]
+    Output {
+        /// Answers that did not validate.
+        attempts: u32,
+        /// What was wrong with the last one.
+        problem: String,
+        /// The run so far.
+        checkpoint: Box<Checkpoint>,
+    },
+    /// The caller stopped the run (an aborted signal); `checkpoint` is where it stopped.
+    #[error("the run was aborted; its checkpoint holds the progress so far")]
+    Aborted {
+        /// The run so far.
+        checkpoint: Box<Checkpoint>,
+    },
     /// [`Outcome::assert_complete`](crate::Outcome::assert_complete) found a paused run.
     #[error("the run is interrupted, waiting for an answer to: {question}")]
     Interrupted {
@@ -235,15 +356,33 @@ pub enum AgentError {
 }
 
 impl AgentError {
+    pub(crate) fn checkpoint_mut(&mut self) -> Option<&mut Checkpoint> {
+        match self {
+            AgentError::MaxIterations { checkpoint, .. }
+            | AgentError::Model { checkpoint, .. }
+            | AgentError::Interrupted { checkpoint, .. }
+            | AgentError::InterruptExpired { checkpoint, .. }
+            | AgentError::Output { checkpoint, .. }
+            | AgentError::Aborted { checkpoint } => Some(checkpoint),
+            AgentError::Saver { checkpoint, .. } => checkpoint.as_deref_mut(),
+            _ => None,
+        }
+    }
+
     /// The last consistent checkpoint, when the run had made progress.
     pub fn checkpoint(&self) -> Option<&Checkpoint> {
         match self {
             AgentError::MaxIterations { checkpoint, .. }
             | AgentError::Model { checkpoint, .. }
-            | AgentError::Interrupted { checkpoint, .. } => Some(checkpoint),
+            | AgentError::Interrupted { checkpoint, .. }
+            | AgentError::InterruptExpired { checkpoint, .. }
+            | AgentError::Output { checkpoint, .. }
+            | AgentError::Aborted { checkpoint } => Some(checkpoint),
             AgentError::Saver { checkpoint, .. } => checkpoint.as_deref(),
             AgentError::Checkpoint(_)
             | AgentError::Config(_)
+            | AgentError::Argument(_)
+            | AgentError::Decision { .. }
             | AgentError::SessionNotFound { .. }
             | AgentError::SessionBusy { .. } => None,
         }

@@ -36,36 +36,53 @@
 //! |---|---|
 //! | `js` | the `#[wasm_bindgen]` API of the npm package (wasm32 only; off for Rust users) |
 //! | `kv` | `KvSaver` over Cloudflare Workers KV, via the `worker` crate (wasm32 only) |
+//! | `durable-object` | `DurableObjectSaver` and `serve_checkpoint_store` (a Durable Object class's handler), via the `worker` crate (wasm32 only) |
 //! | `indexeddb` | `IndexedDbSaver` over the browser's IndexedDB, via `web-sys` (wasm32 only) |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 mod checkpoint;
+mod crypto;
 mod error;
+mod event;
+mod interrupt;
+pub mod keys;
+mod limits;
 mod message;
 mod model;
 mod platform;
 pub mod provider;
 mod run;
 mod saver;
+mod schema;
 mod session;
+pub mod testing;
 mod tool;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 mod wasm;
 
-pub use agent::{Agent, AgentBuilder, AgentResponse, DEFAULT_MAX_ITERATIONS, Interrupted, Outcome};
-pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary};
+pub use agent::{Agent, AgentBuilder, AgentResponse, Input, InterruptedResponse, Outcome};
+pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary, ThreadInfo};
 pub use error::{AgentError, CheckpointError, ModelError, SaverError};
+pub use event::{Event, EventSink};
+pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resume};
+pub use keys::{CheckpointKeys, MIN_SECRET_BYTES, Signature};
+pub use limits::{DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, value_depth};
 pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
-pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, ToolDefinition};
+pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, ToolDefinition};
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
+pub use run::{
+    Applied, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Run, RunConfig, Step, ToolOutcome,
+};
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;
 pub use saver::kv_store::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
+pub use saver::{Condition, KvOptions, MemorySaver, SavedCheckpoint, Saver};
+#[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
+pub use saver::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve_checkpoint_store};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use saver::{Durability, IndexedDbOptions, IndexedDbSaver};
-pub use saver::{KvOptions, MemorySaver, SavedCheckpoint, Saver};
-pub use session::Session;
+pub use session::{DEFAULT_MAX_HISTORY, HISTORY_SEPARATOR, Session, SessionOptions, Turn, list_sessions};
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

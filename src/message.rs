@@ -71,6 +71,19 @@ pub enum ContentBlock {
     ToolUse(ToolUse),
     /// `{ type: "tool_result", toolUseId, content, isError? }`: a tool's answer.
     ToolResult(ToolResult),
+    /// `{ type: "thinking", thinking, signature }`: a model's extended thinking (Anthropic), kept in the
+    /// history and sent back as it was, as the API requires when thinking precedes tool use.
+    Thinking {
+        /// The thinking text.
+        thinking: String,
+        /// The provider's signature over it.
+        signature: String,
+    },
+    /// `{ type: "redacted_thinking", data }`: thinking the provider encrypted; sent back as it was.
+    RedactedThinking {
+        /// The encrypted thinking.
+        data: String,
+    },
 }
 
 /// A tool call made by the model.
@@ -158,6 +171,20 @@ impl Message {
         }
     }
 
+    /// True for an assistant message that says nothing: no text (or only empty text) and no tool call (e.g.
+    /// only thinking). Such an answer ends a run with `""`; it is never sent back to a model.
+    pub fn is_empty_answer(&self) -> bool {
+        self.role == Role::Assistant
+            && match &self.content {
+                Content::Text(t) => t.is_empty(),
+                Content::Blocks(blocks) => !blocks.iter().any(|b| match b {
+                    ContentBlock::Text { text } => !text.is_empty(),
+                    ContentBlock::ToolUse(_) => true,
+                    _ => false,
+                }),
+            }
+    }
+
     /// The tool calls in this message, in order.
     pub fn tool_uses(&self) -> impl Iterator<Item = &ToolUse> {
         self.blocks().iter().filter_map(|b| match b {
@@ -180,6 +207,10 @@ impl Message {
 pub(crate) enum BlockProblem {
     ToolUseOutsideAssistant,
     ToolResultOutsideUser,
+    /// A tool_result after another kind of block: providers want a turn's results first.
+    ResultAfterOther,
+    /// Thinking belongs to the model's turns.
+    ThinkingOutsideAssistant,
     EmptyId,
     DuplicateId(String),
 }
@@ -188,13 +219,22 @@ pub(crate) enum BlockProblem {
 /// assistant, each with a non-empty id unique in its message; `tool_result` only from the user.
 pub(crate) fn block_problem(role: Role, blocks: &[ContentBlock]) -> Option<(usize, BlockProblem)> {
     let mut ids = std::collections::HashSet::new();
+    let mut other = false;
     blocks.iter().enumerate().find_map(|(j, b)| {
         let problem = match b {
             ContentBlock::ToolUse(_) if role != Role::Assistant => BlockProblem::ToolUseOutsideAssistant,
             ContentBlock::ToolUse(u) if u.id.is_empty() => BlockProblem::EmptyId,
             ContentBlock::ToolUse(u) if !ids.insert(u.id.as_str()) => BlockProblem::DuplicateId(u.id.clone()),
             ContentBlock::ToolResult(_) if role != Role::User => BlockProblem::ToolResultOutsideUser,
-            _ => return None,
+            ContentBlock::ToolResult(_) if other => BlockProblem::ResultAfterOther,
+            ContentBlock::ToolResult(_) => return None,
+            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } if role != Role::Assistant => {
+                BlockProblem::ThinkingOutsideAssistant
+            }
+            _ => {
+                other = true;
+                return None;
+            }
         };
         Some((j, problem))
     })
@@ -241,12 +281,21 @@ struct AnyBlock {
     data: Option<String>,
     id: Option<String>,
     name: Option<String>,
+    // `null` is an input too (absent is not): what a model wrote is read back as it was.
+    #[serde(default, deserialize_with = "present")]
     input: Option<Value>,
     #[serde(rename = "toolUseId")]
     tool_use_id: Option<String>,
     content: Option<String>,
     #[serde(rename = "isError")]
     is_error: Option<bool>,
+    thinking: Option<String>,
+    signature: Option<String>,
+}
+
+/// An optional JSON value where `null` is a value (`Some(Null)`) and only an absent field is `None`.
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
@@ -276,10 +325,25 @@ impl<'de> Deserialize<'de> for ContentBlock {
                 content: need(b.content, "content")?,
                 is_error: b.is_error.unwrap_or(false),
             }),
+            "thinking" => ContentBlock::Thinking {
+                thinking: need(b.thinking, "thinking")?,
+                signature: b.signature.unwrap_or_default(),
+            },
+            "redacted_thinking" => ContentBlock::RedactedThinking {
+                data: need(b.data, "data")?,
+            },
             other => {
                 return Err(D::Error::unknown_variant(
                     other,
-                    &["text", "image", "image_base64", "tool_use", "tool_result"],
+                    &[
+                        "text",
+                        "image",
+                        "image_base64",
+                        "tool_use",
+                        "tool_result",
+                        "thinking",
+                        "redacted_thinking",
+                    ],
                 ));
             }
         })
@@ -313,7 +377,7 @@ mod tests {
             block_problem(Role::Assistant, &[text.clone(), call("a"), call("b")]),
             None
         );
-        assert_eq!(block_problem(Role::User, &[text.clone(), result()]), None);
+        assert_eq!(block_problem(Role::User, &[result(), text.clone()]), None);
         assert_eq!(
             block_problem(Role::User, &[call("a")]),
             Some((0, BlockProblem::ToolUseOutsideAssistant))
@@ -329,6 +393,10 @@ mod tests {
         assert_eq!(
             block_problem(Role::Assistant, &[call("a"), call("b"), call("a")]),
             Some((2, BlockProblem::DuplicateId("a".into())))
+        );
+        assert_eq!(
+            block_problem(Role::User, &[ContentBlock::Text { text: "x".into() }, result()]),
+            Some((1, BlockProblem::ResultAfterOther))
         );
     }
 }

@@ -21,6 +21,17 @@ pub struct ToolDefinition {
     pub input_schema: Value,
 }
 
+impl ToolDefinition {
+    /// A definition from its parts.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+        }
+    }
+}
+
 /// What the model is asked: `{ system?, messages, tools }`.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[non_exhaustive]
@@ -51,23 +62,108 @@ impl<'a> ModelRequest<'a> {
     }
 }
 
-/// The model's answer: `{ content, usage? }`.
+/// The model's answer: `{ content, usage?, stopReason? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelResponse {
-    /// The assistant turn: text and `tool_use` blocks.
+    /// The assistant turn: text and `tool_use` blocks (and thinking).
     pub content: Vec<ContentBlock>,
     /// Tokens this call used, if the model reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Why the model stopped, when it says. A cut answer, a refusal or a content filter is not recorded as an
+    /// answer: the run stops with [`ModelError::Stopped`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+}
+
+/// Why a model stopped writing: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `refusal`,
+/// `content_filter`, or what else a provider says (kept as its own text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// A finished answer (Anthropic `end_turn`, OpenAI `stop`).
+    EndTurn,
+    /// The model calls tools (`tool_use`, `tool_calls`).
+    ToolUse,
+    /// Cut at the output token limit (`max_tokens`, OpenAI `length`; also a full context window).
+    MaxTokens,
+    /// A stop sequence ended it.
+    StopSequence,
+    /// The model declined (Anthropic `refusal`, an OpenAI `refusal`).
+    Refusal,
+    /// The provider's content filter stopped it (`content_filter`).
+    ContentFilter,
+    /// Anything else, as the provider wrote it.
+    Other(String),
+}
+
+impl StopReason {
+    /// The answer is not one to keep: cut, refused or filtered.
+    pub fn is_unusable(&self) -> bool {
+        matches!(
+            self,
+            StopReason::MaxTokens | StopReason::Refusal | StopReason::ContentFilter
+        )
+    }
+}
+
+impl From<String> for StopReason {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "end_turn" | "stop" => StopReason::EndTurn,
+            "tool_use" | "tool_calls" | "function_call" => StopReason::ToolUse,
+            "max_tokens" | "length" | "model_context_window_exceeded" => StopReason::MaxTokens,
+            "stop_sequence" => StopReason::StopSequence,
+            "refusal" => StopReason::Refusal,
+            "content_filter" => StopReason::ContentFilter,
+            _ => StopReason::Other(s),
+        }
+    }
+}
+
+impl From<StopReason> for String {
+    fn from(r: StopReason) -> Self {
+        r.as_str().to_owned()
+    }
+}
+
+impl StopReason {
+    /// The reason as the package names it (`max_tokens`, `refusal`, …).
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::StopSequence => "stop_sequence",
+            StopReason::Refusal => "refusal",
+            StopReason::ContentFilter => "content_filter",
+            StopReason::Other(s) => s,
+        }
+    }
 }
 
 impl ModelResponse {
+    /// An answer made of `content`.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        ModelResponse {
+            content,
+            usage: None,
+            stop_reason: None,
+        }
+    }
+
     /// A final text answer.
     pub fn text(text: impl Into<String>) -> Self {
-        ModelResponse {
-            content: vec![ContentBlock::Text { text: text.into() }],
-            usage: None,
-        }
+        ModelResponse::new(vec![ContentBlock::Text { text: text.into() }])
+    }
+
+    /// The same response with its stop reason.
+    pub fn with_stop_reason(mut self, reason: StopReason) -> Self {
+        self.stop_reason = Some(reason);
+        self
     }
 
     /// One tool call (plus nothing else).
@@ -91,7 +187,7 @@ impl ModelResponse {
                 })
             })
             .collect();
-        ModelResponse { content, usage: None }
+        ModelResponse::new(content)
     }
 
     /// The same response reporting `usage`.
@@ -190,6 +286,14 @@ impl ScriptedModel {
         self
     }
 
+    /// Which response of a script answers `messages`: the number of assistant turns they hold.
+    pub fn turn_of(messages: &[Message]) -> usize {
+        messages
+            .iter()
+            .filter(|m| m.role == crate::message::Role::Assistant)
+            .count()
+    }
+
     /// Appends a fixed response.
     pub fn then_respond(mut self, response: ModelResponse) -> Self {
         self.script.push(Scripted::Fixed(response));
@@ -202,11 +306,7 @@ impl Model for ScriptedModel {
         &'a self,
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
-        let turn = request
-            .messages
-            .iter()
-            .filter(|m| m.role == crate::message::Role::Assistant)
-            .count();
+        let turn = ScriptedModel::turn_of(request.messages);
         let result = match self.script.get(turn) {
             Some(Scripted::Fixed(r)) => Ok(r.clone()),
             Some(Scripted::Computed(f)) => Ok(f(&request)),

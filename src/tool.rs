@@ -4,26 +4,34 @@ use std::future::Future;
 
 use serde_json::Value;
 
+use crate::interrupt::{Approval, OnExpire};
 use crate::model::ToolDefinition;
 use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
 
 /// Raised by a tool to pause the run and ask the human `question`.
 ///
-/// The run stops at once; [`Agent::resume`](crate::Agent::resume) later turns the answer into this
-/// call's result.
+/// The run stops at once (calls of the turn before it keep their results, calls after it run on resume);
+/// [`Agent::resume`](crate::Agent::resume) later turns the answer into this call's result.
 ///
 /// ```
 /// use resumable_agent::{InterruptError, ToolError};
 /// fn ask(question: &str) -> Result<serde_json::Value, ToolError> {
-///     Err(InterruptError::new(question).into())
+///     Err(InterruptError::new(question).with_options(["yes", "no"]).expires_in_ms(3_600_000).into())
 /// }
-/// assert!(matches!(ask("Your deadline?"), Err(ToolError::Interrupt(_))));
+/// assert!(matches!(ask("Ship it?"), Err(ToolError::Interrupt(_))));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("interrupted: {question}")]
+#[non_exhaustive]
 pub struct InterruptError {
     /// What to ask the human.
     pub question: String,
+    /// Choices a UI can offer.
+    pub options: Option<Vec<String>>,
+    /// Anything else a UI needs to render the question (plain JSON).
+    pub data: Option<Value>,
+    /// How long the question stays answerable, in milliseconds.
+    pub expires_in_ms: Option<u64>,
 }
 
 impl InterruptError {
@@ -31,12 +39,33 @@ impl InterruptError {
     pub fn new(question: impl Into<String>) -> Self {
         InterruptError {
             question: question.into(),
+            options: None,
+            data: None,
+            expires_in_ms: None,
         }
+    }
+
+    /// Offers these choices.
+    pub fn with_options<S: Into<String>>(mut self, options: impl IntoIterator<Item = S>) -> Self {
+        self.options = Some(options.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Attaches data for the UI.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// After `ms` milliseconds the tool's [`OnExpire`] policy applies instead of an answer.
+    pub fn expires_in_ms(mut self, ms: u64) -> Self {
+        self.expires_in_ms = Some(ms);
+        self
     }
 }
 
 /// How a tool call can end other than with a value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
     /// Pause the run for a human answer.
@@ -54,7 +83,7 @@ impl ToolError {
     }
 }
 
-/// Where a call happens: stable ids to make side effects idempotent.
+/// Where a call happens: stable ids to make side effects idempotent, and the agent's state.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct ToolContext<'a> {
@@ -62,6 +91,46 @@ pub struct ToolContext<'a> {
     pub tool_use_id: &'a str,
     /// The run's id (stable across pauses and resumes).
     pub run_id: &'a str,
+    pub(crate) state: Option<&'a StateSlot<'a>>,
+}
+
+/// The agent's state as one tool call sees it: the current value, and the value it set, if any.
+#[derive(Debug)]
+pub(crate) struct StateSlot<'a> {
+    pub(crate) current: Option<&'a Value>,
+    pub(crate) next: std::sync::Mutex<Option<Value>>,
+}
+
+impl<'a> ToolContext<'a> {
+    /// A context for calling a tool yourself (ids only, no agent state).
+    pub fn new(tool_use_id: &'a str, run_id: &'a str) -> Self {
+        ToolContext {
+            tool_use_id,
+            run_id,
+            state: None,
+        }
+    }
+
+    /// `run_id:tool_use_id`: the same for every attempt of this call, in any process — a tool that may run
+    /// again after a crash can use it to do its side effect once.
+    pub fn idempotency_key(&self) -> String {
+        format!("{}:{}", self.run_id, self.tool_use_id)
+    }
+
+    /// The agent's state as this call sees it (what an earlier [`ToolContext::set_state`] of this call
+    /// set, or the run's state).
+    pub fn state(&self) -> Option<Value> {
+        let slot = self.state?;
+        let next = slot.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        next.clone().or_else(|| slot.current.cloned())
+    }
+
+    /// Replaces the agent's state; the run records it when the call ends (a `state-changed` event).
+    pub fn set_state(&self, next: Value) {
+        if let Some(slot) = self.state {
+            *slot.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(next);
+        }
+    }
 }
 
 /// A tool the model can call.
@@ -75,12 +144,44 @@ pub trait Tool: MaybeSend + MaybeSync {
         input: Value,
         ctx: ToolContext<'a>,
     ) -> impl Future<Output = Result<Value, ToolError>> + MaybeSend + 'a;
+
+    /// Whether this call must wait for a human's approval before it runs (default: never). Asked for every
+    /// call of a turn before any of them runs.
+    ///
+    /// # Errors
+    /// A failure is answered to the model as an error result; the call does not run.
+    fn needs_approval<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: ToolContext<'a>,
+    ) -> impl Future<Output = Result<Approval, ToolError>> + MaybeSend + 'a {
+        let _ = (input, ctx);
+        std::future::ready(Ok(Approval::NotNeeded))
+    }
+
+    /// True when [`Tool::needs_approval`] may ever answer "needed" (lets the loop skip asking otherwise).
+    fn may_need_approval(&self) -> bool {
+        false
+    }
+
+    /// What a resume does with this tool's interrupts once they expired (default: fail with
+    /// [`AgentError::InterruptExpired`](crate::AgentError)).
+    fn on_expire(&self) -> OnExpire {
+        OnExpire::Error
+    }
 }
 
 /// Object-safe form of [`Tool`], implemented for every tool.
 pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn definition(&self) -> ToolDefinition;
     fn call_dyn<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn needs_approval_dyn<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<Approval, ToolError>>;
+    fn may_need_approval(&self) -> bool;
+    fn on_expire(&self) -> OnExpire;
 }
 
 impl<T: Tool> DynTool for T {
@@ -90,12 +191,34 @@ impl<T: Tool> DynTool for T {
     fn call_dyn<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(self.call(input, ctx))
     }
+    fn needs_approval_dyn<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<Approval, ToolError>> {
+        Box::pin(self.needs_approval(input, ctx))
+    }
+    fn may_need_approval(&self) -> bool {
+        Tool::may_need_approval(self)
+    }
+    fn on_expire(&self) -> OnExpire {
+        Tool::on_expire(self)
+    }
 }
 
 /// A tool made of a definition and an async function; see [`tool`].
 pub struct FnTool<F> {
     definition: ToolDefinition,
     f: F,
+    approval: Option<ApprovalRule>,
+    on_expire: OnExpire,
+}
+
+type ApprovalFn = Box<dyn Fn(&Value) -> Approval + Send + Sync>;
+
+enum ApprovalRule {
+    Always(Approval),
+    Computed(ApprovalFn),
 }
 
 /// Makes a tool from a closure returning a future.
@@ -126,6 +249,34 @@ where
             input_schema,
         },
         f,
+        approval: None,
+        on_expire: OnExpire::Error,
+    }
+}
+
+impl<F> FnTool<F> {
+    /// Every call waits for a human's approval before it runs.
+    pub fn needs_approval(mut self) -> Self {
+        self.approval = Some(ApprovalRule::Always(Approval::needed()));
+        self
+    }
+
+    /// Every call waits for approval, answerable for `ms` milliseconds (then [`FnTool::on_expire`] applies).
+    pub fn needs_approval_within(mut self, ms: u64) -> Self {
+        self.approval = Some(ApprovalRule::Always(Approval::needed_within(ms)));
+        self
+    }
+
+    /// Decides per call, from its input, whether it waits for approval.
+    pub fn needs_approval_if(mut self, rule: impl Fn(&Value) -> Approval + Send + Sync + 'static) -> Self {
+        self.approval = Some(ApprovalRule::Computed(Box::new(rule)));
+        self
+    }
+
+    /// What a resume does once this tool's interrupt expired.
+    pub fn on_expire(mut self, policy: OnExpire) -> Self {
+        self.on_expire = policy;
+        self
     }
 }
 
@@ -143,5 +294,23 @@ where
         ctx: ToolContext<'a>,
     ) -> impl Future<Output = Result<Value, ToolError>> + MaybeSend + 'a {
         (self.f)(input, ctx)
+    }
+    fn needs_approval<'a>(
+        &'a self,
+        input: &'a Value,
+        _ctx: ToolContext<'a>,
+    ) -> impl Future<Output = Result<Approval, ToolError>> + MaybeSend + 'a {
+        let approval = match &self.approval {
+            None => Approval::NotNeeded,
+            Some(ApprovalRule::Always(a)) => *a,
+            Some(ApprovalRule::Computed(f)) => f(input),
+        };
+        std::future::ready(Ok(approval))
+    }
+    fn may_need_approval(&self) -> bool {
+        self.approval.is_some()
+    }
+    fn on_expire(&self) -> OnExpire {
+        self.on_expire
     }
 }

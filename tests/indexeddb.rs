@@ -168,3 +168,20 @@ async fn an_upgrade_blocked_by_another_connection_is_a_typed_error() {
     );
     stale.close();
 }
+
+#[wasm_bindgen_test]
+async fn the_rust_conformance_suite_passes_on_indexeddb() {
+    let base = unique("conformance");
+    let results = resumable_agent::testing::saver_conformance(|ns| {
+        IndexedDbSaver::new(IndexedDbOptions::new(format!("{base}-{ns}"), "checkpoints")).unwrap()
+    })
+    .await;
+    let failed: Vec<_> = results.iter().filter(|r| !r.ok).collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    let skipped: Vec<&str> = results.iter().filter(|r| r.skipped.is_some()).map(|r| r.name).collect();
+    assert_eq!(
+        skipped,
+        ["list reads summaries, not values"],
+        "compare-and-set applies to IndexedDB"
+    );
+}

@@ -427,17 +427,17 @@ fn rule7_malformed_checkpoints_name_the_path_and_run_nothing() {
 fn rule7_a_future_version_says_so() {
     let (err, calls) =
         resume_err(r#"{"version":7,"messages":[],"iterations":0,"usage":{"inputTokens":0,"outputTokens":0}}"#);
-    assert_eq!(err, CheckpointError::UnsupportedVersion { found: 7, supported: 1 });
+    assert_eq!(err, CheckpointError::UnsupportedVersion { found: 7, supported: 2 });
     assert!(
         err.to_string()
-            .contains("version 7 is newer than this library supports (up to 1)"),
+            .contains("version 7 is newer than this library supports (up to 2)"),
         "{err}"
     );
     assert_eq!(calls, 0);
     // Even when the rest of the shape is unknown to us.
-    let (err, _) = resume_err(r#"{"version":2,"state":{"whatever":true}}"#);
+    let (err, _) = resume_err(r#"{"version":3,"state":{"whatever":true}}"#);
     assert!(
-        matches!(err, CheckpointError::UnsupportedVersion { found: 2, .. }),
+        matches!(err, CheckpointError::UnsupportedVersion { found: 3, .. }),
         "{err:?}"
     );
 }
@@ -501,7 +501,7 @@ fn reference_format_checkpoint_resumes() {
         {"type":"tool_use","id":"toolu_1","name":"ask_user","input":{"question":"Your deadline?"}}]}],
         "iterations":1,"usage":{"inputTokens":40,"outputTokens":12},"pendingToolUseId":"toolu_1"}"#;
     let cp = Checkpoint::from_json(json).unwrap();
-    assert_eq!(cp.version, 1);
+    assert_eq!(cp.version, 2, "upgraded to the current format");
     let model = TestModel::new([ModelResponse::text("Planned for Q2.").with_usage(60, 8)]);
     let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
     let done = block_on(agent.resume(cp, "end of Q2"))
@@ -658,7 +658,7 @@ fn scripted_model_answers_by_conversation_turn_so_a_fresh_instance_resumes_corre
     let err = block_on(build(script()).resume(done.checkpoint, "again")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "scripted model: the script has 2 responses but the conversation asks for assistant turn 3; add a response to the script"
+        "scriptedModel: the script has 2 responses but the conversation asks for assistant turn 3; add a response to the script"
     );
 }
 

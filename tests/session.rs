@@ -6,9 +6,7 @@ mod common;
 use std::future::Future;
 
 use common::*;
-use resumable_agent::{
-    AgentError, Checkpoint, MaybeSend, MemorySaver, ModelResponse, SavedCheckpoint, Saver, SaverError,
-};
+use resumable_agent::{AgentError, MaybeSend, MemorySaver, ModelResponse, SavedCheckpoint, Saver, SaverError};
 use serde_json::json;
 
 fn script() -> std::sync::Arc<TestModel> {
@@ -42,8 +40,8 @@ fn keep_completed_keeps_the_finished_checkpoint() {
     block_on(agent.session(&saver, "k").keep_completed(true).prompt("Plan")).unwrap();
     let done = block_on(agent.session(&saver, "k").keep_completed(true).reply("Q2")).unwrap();
     assert_eq!(block_on(saver.get("k")).unwrap().as_ref(), Some(done.checkpoint()));
-    let listed = block_on(saver.list("")).unwrap();
-    assert_eq!(listed.len(), 1);
+    let listed = block_on(resumable_agent::list_sessions(&saver, "")).unwrap();
+    assert_eq!(listed.len(), 1, "one session; its history entries are not sessions");
     assert!(!listed[0].summary.interrupted);
 }
 
@@ -70,13 +68,19 @@ fn not_found_and_busy_are_typed_and_change_nothing() {
 struct FullDisk;
 
 impl Saver for FullDisk {
-    fn get(&self, _: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+    fn get_text(&self, _: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
         std::future::ready(Ok(None))
     }
-    fn put(&self, key: &str, cp: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        _: &resumable_agent::CheckpointSummary,
+        _: resumable_agent::Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
         std::future::ready(Err(SaverError::TooLarge {
             key: key.into(),
-            bytes: cp.to_json().len(),
+            bytes: value.len(),
             max: 10,
         }))
     }
@@ -90,8 +94,9 @@ impl Saver for FullDisk {
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
-fn a_refused_save_still_hands_back_the_checkpoint() {
-    let agent = agent_with(script(), &Counters::default()).build().unwrap();
+fn a_refused_first_save_stops_before_any_model_call_and_hands_back_the_checkpoint() {
+    let model = script();
+    let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
     let err = block_on(agent.session(&FullDisk, "s").prompt("Plan")).unwrap_err();
     let AgentError::Saver {
         source: SaverError::TooLarge { max: 10, .. },
@@ -100,7 +105,8 @@ fn a_refused_save_still_hands_back_the_checkpoint() {
     else {
         panic!("expected a saver error with the checkpoint, got {err:?}")
     };
-    assert_eq!(cp.pending_tool_use_id.as_deref(), Some("q1"));
+    assert_eq!(cp.messages[0].text(), "Plan", "the run so far: the user's message");
+    assert_eq!(model.calls(), 0, "nothing paid for that could not be saved");
     assert!(
         err.to_string().starts_with("saver: checkpoint for key \"s\" is "),
         "{err}"

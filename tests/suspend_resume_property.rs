@@ -128,3 +128,169 @@ proptest! {
         prop_assert_eq!(seen, inline_model.requests.lock().unwrap().clone());
     }
 }
+
+// ---- with approvals ------------------------------------------------------------------------------------
+
+/// What the human decides for a gated call.
+#[derive(Debug, Clone, Copy)]
+enum Verdict {
+    Approve,
+    ApproveEdited,
+    Deny,
+}
+
+#[derive(Debug, Clone)]
+enum GatedCall {
+    Plain(Call),
+    Send(u8, Verdict),
+}
+
+fn gated_call_strategy() -> impl Strategy<Value = GatedCall> {
+    let verdict = prop_oneof![
+        Just(Verdict::Approve),
+        Just(Verdict::ApproveEdited),
+        Just(Verdict::Deny)
+    ];
+    prop_oneof![
+        3 => call_strategy().prop_map(GatedCall::Plain),
+        2 => (any::<u8>(), verdict).prop_map(|(n, v)| GatedCall::Send(n, v)),
+    ]
+}
+
+/// The model's turns. With `as_ran`, approved-with-edits calls carry the edited input from the start (so
+/// the uninterrupted run's transcript is what the interrupted one must end with).
+fn gated_responses(script: &[Vec<GatedCall>], as_ran: bool) -> Vec<ModelResponse> {
+    let mut out: Vec<ModelResponse> = script
+        .iter()
+        .enumerate()
+        .map(|(t, calls)| {
+            let blocks = calls
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let id = format!("t{t}c{k}");
+                    let (name, input) = match c {
+                        GatedCall::Plain(Call::Lookup(n)) => ("lookup", json!({"key": n.to_string()})),
+                        GatedCall::Plain(Call::Ask) => ("ask_user", json!({"question": format!("q {id}")})),
+                        GatedCall::Plain(Call::Fail) => ("fail", json!({"why": id.clone()})),
+                        GatedCall::Plain(Call::Unknown) => ("missing_tool", json!({})),
+                        GatedCall::Send(n, Verdict::ApproveEdited) if as_ran => {
+                            ("send", json!({"to": format!("edited {n}")}))
+                        }
+                        GatedCall::Send(n, _) => ("send", json!({"to": format!("to {n}")})),
+                    };
+                    call(&id, name, input)
+                })
+                .collect();
+            turn(blocks).with_usage(5, 1)
+        })
+        .collect();
+    out.push(ModelResponse::text("final").with_usage(1, 1));
+    out
+}
+
+fn verdicts(script: &[Vec<GatedCall>]) -> std::collections::HashMap<String, (u8, Verdict)> {
+    let mut m = std::collections::HashMap::new();
+    for (t, calls) in script.iter().enumerate() {
+        for (k, c) in calls.iter().enumerate() {
+            if let GatedCall::Send(n, v) = c {
+                m.insert(format!("t{t}c{k}"), (*n, *v));
+            }
+        }
+    }
+    m
+}
+
+/// `send`, as it ran: records the call and echoes its input.
+fn send_tool(
+    c: Counters,
+) -> resumable_agent::FnTool<
+    impl Fn(Value, resumable_agent::ToolContext<'_>) -> std::future::Ready<Result<Value, resumable_agent::ToolError>>
+    + Send
+    + Sync,
+> {
+    resumable_agent::tool(
+        "send",
+        "Send.",
+        json!({"type": "object", "properties": {"to": {"type": "string"}}}),
+        move |input: Value, ctx| {
+            c.ran.lock().unwrap().push(ctx.tool_use_id.to_owned());
+            std::future::ready(Ok(json!({"sent": input})))
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    #[test]
+    fn approvals_and_questions_through_json_equal_the_uninterrupted_run_given_the_same_decisions(
+        script in prop::collection::vec(prop::collection::vec(gated_call_strategy(), 1..4), 0..6),
+    ) {
+        let decided = verdicts(&script);
+
+        // Uninterrupted: nothing is gated; the human's decisions are already in the script (edited inputs)
+        // and in the tool (a denied call answers with the denial and does not run).
+        let inline_counters = Counters::default();
+        let inline_model = TestModel::by_turn(gated_responses(&script, true));
+        let c = inline_counters.clone();
+        let denied = decided.clone();
+        let inline_send = resumable_agent::tool("send", "Send.", json!({"type": "object", "properties": {"to": {"type": "string"}}}), move |input: Value, ctx| {
+            let verdict = denied.get(ctx.tool_use_id).map(|(_, v)| *v);
+            let out = if matches!(verdict, Some(Verdict::Deny)) {
+                Err(resumable_agent::ToolError::failed(format!("The user denied this call to send; it did not run: no {}", ctx.tool_use_id)))
+            } else {
+                c.ran.lock().unwrap().push(ctx.tool_use_id.to_owned());
+                Ok(json!({"sent": input}))
+            };
+            std::future::ready(out)
+        });
+        let expected = block_on(agent_answering_inline(inline_model, &inline_counters).tool(inline_send).max_iterations(50).build().unwrap().prompt("start"))
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+
+        // Interrupted: `send` needs approval; every pause goes through JSON into a brand-new agent.
+        let model = TestModel::by_turn(gated_responses(&script, false));
+        let counters = Counters::default();
+        let fresh_agent = || agent_with(model.clone(), &counters).tool(send_tool(counters.clone()).needs_approval()).max_iterations(50).build().unwrap();
+        let mut result = block_on(fresh_agent().prompt("start"));
+        let mut rounds = 0;
+        let mut approval_pauses = 0;
+        let done = loop {
+            rounds += 1;
+            prop_assert!(rounds <= 64, "the run did not finish within 64 resumes");
+            match result {
+                Ok(Outcome::Complete(done)) => break done,
+                Ok(Outcome::Interrupted(p)) => {
+                    if p.interrupts()[0].kind == resumable_agent::InterruptKind::Approval {
+                        approval_pauses += 1;
+                        let sends_in_turn = p.checkpoint.messages.last().unwrap().tool_uses().filter(|u| u.name == "send").count();
+                        prop_assert_eq!(p.interrupts().len(), sends_in_turn, "one pause with every gated call of the turn");
+                    }
+                    let input = if p.interrupts()[0].kind == resumable_agent::InterruptKind::Question {
+                        resumable_agent::Resume::from(answer_for(&p.question))
+                    } else {
+                        resumable_agent::Resume::decisions(p.interrupts().iter().map(|i| match decided[&i.id] {
+                            (_, Verdict::Approve) => resumable_agent::Decision::approve(),
+                            (n, Verdict::ApproveEdited) => resumable_agent::Decision::approve_with(json!({"to": format!("edited {n}")})),
+                            (_, Verdict::Deny) => resumable_agent::Decision::deny(format!("no {}", i.id)),
+                        }))
+                    };
+                    result = block_on(fresh_agent().resume(through_json(&p.checkpoint), input));
+                }
+                Err(other) => panic!("unexpected error {other:?}"),
+            }
+        };
+        prop_assert_eq!(done.messages(), expected.messages());
+        prop_assert_eq!(done.iterations(), expected.iterations());
+        let gated_turns = script.iter().filter(|t| t.iter().any(|c| matches!(c, GatedCall::Send(..)))).count();
+        prop_assert_eq!(approval_pauses, gated_turns, "one approval pause per turn with gated calls");
+        let ran = counters.ran.lock().unwrap().clone();
+        prop_assert_eq!(&ran, &*inline_counters.ran.lock().unwrap(), "the same calls ran, in the same order");
+        let mut unique = ran.clone();
+        unique.sort();
+        unique.dedup();
+        prop_assert_eq!(unique.len(), ran.len(), "no call ran twice");
+    }
+}

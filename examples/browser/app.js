@@ -1,6 +1,6 @@
 // An in-browser agent whose paused runs live in IndexedDB (one session per conversation).
 import {
-  agent, defineTool, InterruptError, isInterrupted, scriptedModel, indexedDbSaver, SaverError,
+  agent, defineTool, InterruptError, isInterrupted, scriptedModel, indexedDbSaver, listSessions, SaverError,
 } from 'resumable-agent';
 
 const saver = indexedDbSaver({ dbName: 'planner', storeName: 'sessions' });
@@ -58,7 +58,7 @@ function render(checkpoint) {
 }
 
 async function renderSessions() {
-  const sessions = (await saver.list()).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+  const sessions = (await listSessions(saver)).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
   $('sessions').replaceChildren(...sessions.map((s) => {
     const li = document.createElement('li');
     li.dataset.session = s.key;
@@ -126,6 +126,6 @@ $('new').onclick = () => select(null);
 channel.onmessage = () => renderSessions();
 
 // After a reload: reopen the session in the address, else the latest one still waiting for an answer.
-if (!current) current = (await saver.list()).filter((s) => s.interrupted).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0))[0]?.key ?? null;
+if (!current) current = (await listSessions(saver)).filter((s) => s.interrupted).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0))[0]?.key ?? null;
 await select(current);
 document.body.dataset.ready = 'true';

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::{HttpRequest, WireFormat, join_url};
 use crate::error::ModelError;
 use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
-use crate::model::{ModelRequest, ModelResponse};
+use crate::model::{ModelRequest, ModelResponse, StopReason};
 
 /// The API version header this mapping speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -69,6 +69,12 @@ fn block(b: &ContentBlock) -> Value {
             }
             v
         }
+        // Sent back unchanged: the API checks the signature, and requires the thinking that preceded a
+        // tool call in the turn that answers it.
+        ContentBlock::Thinking { thinking, signature } => {
+            json!({"type": "thinking", "thinking": thinking, "signature": signature})
+        }
+        ContentBlock::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
     }
 }
 
@@ -150,7 +156,18 @@ impl WireFormat for Anthropic {
                         input: b.get("input").cloned().unwrap_or(json!({})),
                     }));
                 }
-                // Thinking and server-side blocks carry nothing this loop acts on.
+                Some("thinking") => content.push(ContentBlock::Thinking {
+                    thinking: b.get("thinking").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    signature: b
+                        .get("signature")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                }),
+                Some("redacted_thinking") => content.push(ContentBlock::RedactedThinking {
+                    data: b.get("data").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                }),
+                // Server-side tool blocks carry nothing this loop acts on.
                 _ => {}
             }
         }
@@ -163,6 +180,13 @@ impl WireFormat for Anthropic {
             input_tokens: count("input_tokens"),
             output_tokens: count("output_tokens"),
         });
-        Ok(ModelResponse { content, usage })
+        let stop_reason = body
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .map(|r| StopReason::from(r.to_owned()));
+        let mut response = ModelResponse::new(content);
+        response.usage = usage;
+        response.stop_reason = stop_reason;
+        Ok(response)
     }
 }

@@ -149,20 +149,26 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
         self
     }
 
-    fn redact(&self, text: &str) -> String {
-        if self.secret.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(&self.secret, "[redacted]")
+    /// `text` without the API key and whatever else of `request` may be a credential, then cut to a
+    /// readable length (in that order, so no prefix of a secret survives the cut).
+    fn redact(&self, request: &HttpRequest, text: &str) -> String {
+        let mut out = text.to_owned();
+        let mut secrets = secrets_of(request);
+        secrets.push(self.secret.clone());
+        // Longest first, so a secret containing another is removed whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        for secret in secrets.iter().filter(|s| s.len() >= MIN_REDACTED_LEN) {
+            out = out.replace(secret.as_str(), "[redacted]");
         }
+        truncate(&redact_userinfo(&out), MAX_ERROR_MESSAGE)
     }
 
-    fn http_error(&self, status: Option<u16>, message: &str) -> ModelError {
+    fn http_error(&self, request: &HttpRequest, status: Option<u16>, message: &str) -> ModelError {
         let retryable = status.is_none_or(is_retryable);
         ModelError::Http {
             provider: self.wire.name().to_owned(),
             status,
-            message: self.redact(message),
+            message: self.redact(request, message),
             retryable,
         }
     }
@@ -192,9 +198,10 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
             let mut attempt = 0;
             loop {
                 let (error, retry_after) = match self.client.send(http.clone()).await {
-                    Err(network) => (self.http_error(None, &network), None),
+                    Err(network) => (self.http_error(&http, None, &network), None),
                     Ok(r) if (200..300).contains(&r.status) => {
-                        let body: Value = serde_json::from_str(&r.body).map_err(|e| ModelError::InvalidResponse {
+                        let text = crate::limits::repair_lone_surrogates(&r.body);
+                        let body: Value = serde_json::from_str(&text).map_err(|e| ModelError::InvalidResponse {
                             path: String::new(),
                             problem: format!("{} answered with invalid JSON: {e}", self.wire.name()),
                         })?;
@@ -202,8 +209,8 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                     }
                     Ok(r) => {
                         let body: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
-                        let message = self.wire.error_message(&body).unwrap_or_else(|| truncate(&r.body, 300));
-                        (self.http_error(Some(r.status), &message), r.retry_after)
+                        let message = self.wire.error_message(&body).unwrap_or_else(|| r.body.clone());
+                        (self.http_error(&http, Some(r.status), &message), r.retry_after)
                     }
                 };
                 let retryable = matches!(error, ModelError::Http { retryable: true, .. });
@@ -215,6 +222,76 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
             }
         }
     }
+}
+
+/// The longest error message kept from a provider, in bytes.
+const MAX_ERROR_MESSAGE: usize = 300;
+
+/// Shorter values are not redacted (they would blank out ordinary words and numbers).
+const MIN_REDACTED_LEN: usize = 6;
+
+/// Header names whose values are never credentials.
+const PUBLIC_HEADERS: [&str; 5] = [
+    "content-type",
+    "accept",
+    "anthropic-version",
+    "anthropic-beta",
+    "anthropic-dangerous-direct-browser-access",
+];
+
+/// Everything in `request` that may be a credential: header values (but for a few known public ones, and
+/// the token of `Bearer …` as well as the whole value), the user info of the URL, and its query values.
+fn secrets_of(request: &HttpRequest) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, value) in &request.headers {
+        if PUBLIC_HEADERS.iter().any(|p| name.eq_ignore_ascii_case(p)) {
+            continue;
+        }
+        out.push(value.clone());
+        if let Some((_, token)) = value.split_once(' ') {
+            out.push(token.to_owned());
+        }
+    }
+    if let Some((_, rest)) = request.url.split_once("://") {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+            out.push(userinfo.to_owned());
+            out.extend(userinfo.split(':').map(str::to_owned));
+        }
+    }
+    if let Some((_, query)) = request.url.split_once('?') {
+        let query = query.split('#').next().unwrap_or_default();
+        out.extend(
+            query
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(_, v)| v.to_owned()),
+        );
+    }
+    out
+}
+
+/// Every `scheme://user:password@` in `text` as `scheme://[redacted]@` (a URL echoed in an error).
+fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let authority_end = tail
+            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = tail.get(..authority_end).unwrap_or_default();
+        match authority.rfind('@') {
+            Some(userinfo_end) => {
+                out.push_str("[redacted]");
+                rest = tail.get(userinfo_end..).unwrap_or_default();
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn truncate(s: &str, max: usize) -> String {
@@ -312,6 +389,33 @@ mod tests {
             [Duration::from_millis(500), Duration::from_millis(1000)]
         );
         assert!(!err.to_string().contains("sk-secret"));
+    }
+
+    #[test]
+    fn credentials_are_redacted_before_the_message_is_cut() {
+        let mut wire = anthropic::Anthropic::new("sk-ant-0123456789abcdef", "claude-test");
+        wire.base_url = "https://proxyuser:proxy-pass-123@gateway.example/anthropic?token=tok-98765".into();
+        wire.headers = vec![("x-gateway-key".into(), "gw-key-abcdef".into())];
+        let echoed = format!(
+            "{} key sk-ant-0123456789abcdef header gw-key-abcdef user proxyuser:proxy-pass-123 token tok-98765",
+            "x".repeat(280)
+        );
+        let body = serde_json::json!({"error": {"message": echoed}}).to_string();
+        let client = Scripted {
+            answers: Mutex::new(vec![Ok(HttpResponse::new(400, None, body))]),
+            slept: Mutex::default(),
+            seen: Mutex::default(),
+        };
+        let m = HttpModel::new(wire, client, "sk-ant-0123456789abcdef");
+        let message = run(&m).unwrap_err().to_string();
+        for secret in ["sk-ant", "0123456789", "gw-key", "proxy-pass", "tok-98765", "proxyuser"] {
+            assert!(!message.contains(secret), "{secret} in {message}");
+        }
+        // The key straddled the 300-byte cut: redacting first leaves none of it.
+        assert!(message.contains("[redacted]") || message.ends_with('…'), "{message}");
+        let m = model(vec![Err("could not reach https://user:hunter2-pass@host/".into()); 3]);
+        let message = run(&m).unwrap_err().to_string();
+        assert!(!message.contains("hunter2"), "{message}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::{HttpRequest, WireFormat, join_url};
 use crate::error::ModelError;
 use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
-use crate::model::{ModelRequest, ModelResponse};
+use crate::model::{ModelRequest, ModelResponse, StopReason};
 
 /// Settings of the Chat Completions wire format.
 #[derive(Debug, Clone)]
@@ -65,7 +65,10 @@ pub(crate) fn chat_body(request: &ModelRequest<'_>) -> Map<String, Value> {
                         ContentBlock::ImageBase64 { data, mime_type } => parts.push(
                             json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}}),
                         ),
-                        ContentBlock::ToolUse(_) => {}
+                        // Tool calls and thinking are the assistant's; Chat Completions has no thinking blocks.
+                        ContentBlock::ToolUse(_)
+                        | ContentBlock::Thinking { .. }
+                        | ContentBlock::RedactedThinking { .. } => {}
                     }
                 }
                 if !parts.is_empty() {
@@ -147,10 +150,20 @@ pub(crate) fn chat_response(body: &Value) -> Result<ModelResponse, ModelError> {
             i,
         ));
     }
-    Ok(ModelResponse {
-        content,
-        usage: usage(body),
-    })
+    let mut response = ModelResponse::new(content);
+    response.usage = usage(body);
+    response.stop_reason = body
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str)
+        .map(|r| StopReason::from(r.to_owned()));
+    // A refusal (structured outputs) is its own field; it is the model declining, not an answer.
+    if let Some(refusal) = message.get("refusal").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+        response.content = vec![ContentBlock::Text {
+            text: refusal.to_owned(),
+        }];
+        response.stop_reason = Some(StopReason::Refusal);
+    }
+    Ok(response)
 }
 
 /// A tool call from its id (generated when a server sends none), name and arguments.

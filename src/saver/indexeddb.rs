@@ -18,6 +18,15 @@ use web_sys::{
     IdbRequest, IdbTransaction,
 };
 
+#[wasm_bindgen(
+    inline_js = "export function keepOpen(slot, db) { slot.db = db; db.onversionchange = () => { db.close(); if (slot.db === db) slot.db = undefined; }; }"
+)]
+extern "C" {
+    /// Caches `db` in `slot`, and closes and forgets it when another tab needs to upgrade the database.
+    #[wasm_bindgen(js_name = keepOpen)]
+    fn keep_open(slot: &js_sys::Object, db: &IdbDatabase);
+}
+
 #[wasm_bindgen]
 extern "C" {
     // `transaction(stores, mode, { durability })`: web-sys has it only behind `web_sys_unstable_apis`.
@@ -31,10 +40,10 @@ extern "C" {
     ) -> Result<IdbTransaction, JsValue>;
 }
 
-use crate::checkpoint::{Checkpoint, CheckpointSummary};
+use crate::checkpoint::CheckpointSummary;
 use crate::error::SaverError;
 use crate::platform::MaybeSend;
-use crate::saver::{SavedCheckpoint, Saver};
+use crate::saver::{Condition, SavedCheckpoint, Saver};
 
 /// How hard the browser works to make a write survive a crash before reporting it done.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -101,13 +110,10 @@ impl IndexedDbOptions {
 pub struct IndexedDbSaver {
     options: IndexedDbOptions,
     summaries: String,
-    connection: Rc<RefCell<Option<Connection>>>,
-}
-
-/// An open database and the handler that closes it when another tab needs to upgrade it.
-struct Connection {
-    db: IdbDatabase,
-    _on_version_change: Closure<dyn FnMut(Event)>,
+    /// A JS object whose `db` is the open connection, shared by every saver built over the same slot.
+    slot: js_sys::Object,
+    /// True when this saver made the slot, so dropping it closes the connection.
+    owns_slot: bool,
 }
 
 impl IndexedDbSaver {
@@ -116,6 +122,13 @@ impl IndexedDbSaver {
     /// # Errors
     /// [`SaverError::Option`] for an empty database or store name.
     pub fn new(options: IndexedDbOptions) -> Result<Self, SaverError> {
+        let mut saver = Self::with_slot(options, js_sys::Object::new())?;
+        saver.owns_slot = true;
+        Ok(saver)
+    }
+
+    /// A saver whose connection lives in `slot` (a JS object), so it outlives this Rust value.
+    pub(crate) fn with_slot(options: IndexedDbOptions, slot: js_sys::Object) -> Result<Self, SaverError> {
         if options.db_name.is_empty() || options.store_name.is_empty() {
             return Err(SaverError::Option("dbName and storeName must be non-empty".into()));
         }
@@ -123,13 +136,14 @@ impl IndexedDbSaver {
         Ok(IndexedDbSaver {
             options,
             summaries,
-            connection: Rc::new(RefCell::new(None)),
+            slot,
+            owns_slot: false,
         })
     }
 
     async fn database(&self) -> Result<IdbDatabase, SaverError> {
-        if let Some(c) = self.connection.borrow().as_ref() {
-            return Ok(c.db.clone());
+        if let Ok(db) = Reflect::get(&self.slot, &"db".into()).and_then(|d| d.dyn_into::<IdbDatabase>()) {
+            return Ok(db);
         }
         let factory = Reflect::get(&js_sys::global(), &"indexedDB".into())
             .ok()
@@ -148,19 +162,7 @@ impl IndexedDbSaver {
             self.open(&factory, Some(next), &stores).await?
         };
         // Another tab upgrading the database: let it, and reopen on the next call.
-        let slot = Rc::downgrade(&self.connection);
-        let on_version_change = Closure::<dyn FnMut(Event)>::new(move |_| {
-            if let Some(slot) = slot.upgrade() {
-                if let Some(c) = slot.borrow_mut().take() {
-                    c.db.close();
-                }
-            }
-        });
-        db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
-        *self.connection.borrow_mut() = Some(Connection {
-            db: db.clone(),
-            _on_version_change: on_version_change,
-        });
+        keep_open(&self.slot, &db);
         Ok(db)
     }
 
@@ -226,6 +228,16 @@ impl IndexedDbSaver {
     }
 }
 
+impl Drop for IndexedDbSaver {
+    fn drop(&mut self) {
+        if self.owns_slot {
+            if let Ok(db) = Reflect::get(&self.slot, &"db".into()).and_then(|d| d.dyn_into::<IdbDatabase>()) {
+                db.close();
+            }
+        }
+    }
+}
+
 /// Waits for a write transaction to commit, naming a quota failure.
 async fn committed(tx: &IdbTransaction, key: &str) -> Result<(), SaverError> {
     match Events::new(tx, &["complete"], &["error", "abort"]).await {
@@ -283,29 +295,39 @@ fn range_for(prefix: &str) -> Result<Option<IdbKeyRange>, SaverError> {
 }
 
 impl Saver for IndexedDbSaver {
-    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
         async move {
             let db = self.database().await?;
             let tx = self.transaction(&db, false)?;
             let value = result_of(Self::store(&tx, &self.options.store_name)?.get(&key.into())).await?;
-            let Some(text) = value.as_string() else { return Ok(None) };
-            Checkpoint::from_json(&text)
-                .map(Some)
-                .map_err(|source| SaverError::Corrupt {
-                    key: key.to_owned(),
-                    source,
-                })
+            Ok(value.as_string())
         }
     }
 
-    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let value = checkpoint.to_json();
-        let summary = serde_json::to_string(&checkpoint.summary()).unwrap_or_default();
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let summary = serde_json::to_string(summary).unwrap_or_default();
         async move {
             let db = self.database().await?;
             let tx = self.transaction(&db, true)?;
-            // Both writes are issued before anything is awaited; the transaction commits them together.
             let k: JsValue = key.into();
+            if condition != Condition::Any {
+                // Inside the same readwrite transaction: nothing can change between this read and the write.
+                let current = result_of(Self::store(&tx, &self.summaries)?.get(&k)).await?;
+                let current: Option<CheckpointSummary> = current
+                    .as_string()
+                    .map(|t| serde_json::from_str(&t).unwrap_or_default());
+                if !condition.allows(current.as_ref()) {
+                    let _ = tx.abort();
+                    return Err(condition.conflict(key, current.as_ref()));
+                }
+            }
+            // Both writes are issued before anything is awaited; the transaction commits them together.
             Self::store(&tx, &self.options.store_name)?
                 .put_with_key(&value.into(), &k)
                 .map_err(|e| backend(&e))?;
@@ -352,6 +374,10 @@ impl Saver for IndexedDbSaver {
             }
             Ok(out)
         }
+    }
+
+    fn compare_and_set(&self) -> bool {
+        true
     }
 }
 

@@ -5,11 +5,11 @@ use std::future::Future;
 use serde_json::Value;
 use worker::kv::{KvError, KvStore};
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::CheckpointSummary;
 use crate::error::SaverError;
 use crate::platform::MaybeSend;
 use crate::saver::kv_store::{KvBackend, KvOptions, KvPage, KvStoreSaver};
-use crate::saver::{SavedCheckpoint, Saver};
+use crate::saver::{Condition, SavedCheckpoint, Saver};
 
 /// A [`Saver`] over a Workers KV namespace. Each checkpoint is one value (its JSON); its summary lives in
 /// the key's metadata, so [`Saver::list`] reads no values. Keys over 512 bytes and values over 25 MiB are
@@ -48,6 +48,13 @@ fn backend(e: KvError) -> SaverError {
 impl KvBackend for KvStore {
     fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
         async move { self.get(key).text().await.map_err(backend) }
+    }
+
+    fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend {
+        async move {
+            let (value, metadata) = self.get(key).text_with_metadata::<Value>().await.map_err(backend)?;
+            Ok(value.map(|_| metadata))
+        }
     }
 
     fn put_text(
@@ -95,16 +102,25 @@ impl KvBackend for KvStore {
 }
 
 impl Saver for KvSaver {
-    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
-        self.0.get(key)
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        self.0.get_text(key)
     }
-    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        self.0.put(key, checkpoint)
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.0.put_text(key, value, summary, condition)
     }
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
         self.0.delete(key)
     }
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
         self.0.list(prefix)
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        self.0.max_value_bytes()
     }
 }

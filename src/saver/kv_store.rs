@@ -6,11 +6,11 @@ use std::future::Future;
 
 use serde_json::{Map, Value};
 
-use crate::checkpoint::{Checkpoint, CheckpointSummary};
+use crate::checkpoint::CheckpointSummary;
 use crate::error::SaverError;
 use crate::message::Usage;
 use crate::platform::{MaybeSend, MaybeSync};
-use crate::saver::{SavedCheckpoint, Saver};
+use crate::saver::{Condition, SavedCheckpoint, Saver};
 
 /// KV's key limit, in bytes.
 pub const KV_MAX_KEY_BYTES: usize = 512;
@@ -82,19 +82,6 @@ impl KvOptions {
     }
 }
 
-/// The checkpoint's JSON, refused before writing when KV could not hold it.
-pub(crate) fn value_for(key: &str, checkpoint: &Checkpoint) -> Result<String, SaverError> {
-    let json = checkpoint.to_json();
-    if json.len() > KV_MAX_VALUE_BYTES {
-        return Err(SaverError::TooLarge {
-            key: key.to_owned(),
-            bytes: json.len(),
-            max: KV_MAX_VALUE_BYTES,
-        });
-    }
-    Ok(json)
-}
-
 /// The summary as KV metadata, within KV's 1024-byte limit (a long question is shortened).
 pub(crate) fn metadata(summary: &CheckpointSummary) -> Value {
     let mut m = Map::new();
@@ -110,6 +97,15 @@ pub(crate) fn metadata(summary: &CheckpointSummary) -> Value {
     m.insert("outputTokens".into(), summary.usage.output_tokens.into());
     m.insert("interrupted".into(), summary.interrupted.into());
     m.insert("messageCount".into(), summary.message_count.into());
+    if let Some(step) = summary.step {
+        m.insert("step".into(), step.into());
+    }
+    if let Some(p) = summary.parent_step {
+        m.insert("parentStep".into(), p.into());
+    }
+    if let Some(l) = &summary.label {
+        m.insert("label".into(), shorten(l, 64).into());
+    }
     let mut value = Value::Object(m);
     if let Some(q) = &summary.question {
         let room = KV_MAX_METADATA_BYTES.saturating_sub(value.to_string().len() + 32);
@@ -150,6 +146,9 @@ pub(crate) fn entry(options: &KvOptions, name: &str, metadata: Option<&Value>) -
         message_count: u64_of("messageCount")
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or_default(),
+        step: u64_of("step"),
+        parent_step: u64_of("parentStep"),
+        label: m.get("label").and_then(Value::as_str).map(str::to_owned),
     };
     Some(SavedCheckpoint { key, summary })
 }
@@ -163,6 +162,8 @@ pub(crate) struct KvPage {
 /// The four raw operations of a KV namespace; everything else about saving lives in [`KvStoreSaver`].
 pub(crate) trait KvBackend: MaybeSend + MaybeSync {
     fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend;
+    /// The metadata stored with `key` (`Some(None)`: a value without metadata; `None`: nothing stored).
+    fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend;
     fn put_text(
         &self,
         key: &str,
@@ -188,28 +189,36 @@ pub(crate) struct KvStoreSaver<B> {
 const MAX_LIST_PAGES: usize = 1000;
 
 impl<B: KvBackend> Saver for KvStoreSaver<B> {
-    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
         async move {
             let full = self.options.full_key(key)?;
-            let Some(text) = self.backend.get_text(&full).await? else {
-                return Ok(None);
-            };
-            Checkpoint::from_json(&text)
-                .map(Some)
-                .map_err(|source| SaverError::Corrupt {
-                    key: key.to_owned(),
-                    source,
-                })
+            self.backend.get_text(&full).await
         }
     }
 
-    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let prepared = self
-            .options
-            .full_key(key)
-            .and_then(|full| Ok((full, value_for(key, checkpoint)?, metadata(&checkpoint.summary()))));
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let prepared = self.options.full_key(key).map(|full| (full, metadata(summary)));
         async move {
-            let (full, value, metadata) = prepared?;
+            let (full, metadata) = prepared?;
+            if condition != Condition::Any {
+                // KV cannot compare and set: this check and the write below are two operations, and KV
+                // reads may be up to 60 s stale in other locations (see the README's saver table).
+                let current = self
+                    .backend
+                    .get_metadata(&full)
+                    .await?
+                    .map(|m| entry(&self.options, &full, m.as_ref()).map(|e| e.summary));
+                let current = current.map(Option::unwrap_or_default);
+                if !condition.allows(current.as_ref()) {
+                    return Err(condition.conflict(key, current.as_ref()));
+                }
+            }
             self.backend
                 .put_text(&full, value, metadata, self.options.expiration_ttl)
                 .await
@@ -245,6 +254,10 @@ impl<B: KvBackend> Saver for KvStoreSaver<B> {
             })
         }
     }
+
+    fn max_value_bytes(&self) -> Option<usize> {
+        Some(KV_MAX_VALUE_BYTES)
+    }
 }
 
 #[cfg(test)]
@@ -263,6 +276,9 @@ mod tests {
             interrupted: question.is_some(),
             question: question.map(str::to_owned),
             message_count: 4,
+            step: Some(7),
+            parent_step: Some(5),
+            label: Some("draft".into()),
         }
     }
 

@@ -11,6 +11,8 @@ use crate::error::SaverError;
 use crate::platform::{MaybeSend, MaybeSync};
 
 // Used by the `kv` and `js` features; compiled (and unit-tested) everywhere.
+#[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
+pub(crate) mod durable_object;
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 mod indexeddb;
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
@@ -21,6 +23,8 @@ mod kv;
 )]
 pub(crate) mod kv_store;
 
+#[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
+pub use durable_object::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve as serve_checkpoint_store};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use indexeddb::{Durability, IndexedDbOptions, IndexedDbSaver};
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
@@ -54,6 +58,12 @@ struct FlatSaved {
     #[serde(default)]
     question: Option<String>,
     message_count: usize,
+    #[serde(default)]
+    step: Option<u64>,
+    #[serde(default)]
+    parent_step: Option<u64>,
+    #[serde(default)]
+    label: Option<String>,
 }
 
 impl From<FlatSaved> for SavedCheckpoint {
@@ -66,24 +76,163 @@ impl From<FlatSaved> for SavedCheckpoint {
             interrupted: f.interrupted,
             question: f.question,
             message_count: f.message_count,
+            step: f.step,
+            parent_step: f.parent_step,
+            label: f.label,
         };
         SavedCheckpoint { key: f.key, summary }
     }
 }
 
-/// Stores checkpoints by key: memory, Workers KV, IndexedDB, or your own.
+/// What a write requires of what is stored under its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Condition {
+    /// Write whatever is there.
+    Any,
+    /// Write only if nothing is stored under the key.
+    Absent,
+    /// Write only if what is stored is the checkpoint of this thread step (compare-and-set on a session's
+    /// head; a stored checkpoint without thread information counts as step 0).
+    Step(u64),
+}
+
+impl Condition {
+    /// True when a write may replace `current` (the stored entry's summary, if any).
+    pub fn allows(self, current: Option<&CheckpointSummary>) -> bool {
+        match self {
+            Condition::Any => true,
+            Condition::Absent => current.is_none(),
+            Condition::Step(n) => current.is_some_and(|c| c.step.unwrap_or(0) == n),
+        }
+    }
+
+    pub(crate) fn conflict(self, key: &str, current: Option<&CheckpointSummary>) -> SaverError {
+        SaverError::Conflict {
+            key: key.to_owned(),
+            expected: match self {
+                Condition::Step(n) => Some(n),
+                _ => None,
+            },
+            found: current.map(|c| c.step.unwrap_or(0)),
+        }
+    }
+}
+
+/// Stores checkpoints by key: memory, a file, Workers KV, a Durable Object, IndexedDB, or your own.
 ///
-/// `put` replaces the whole value at once or not at all; `list` returns summaries so a listing never
-/// loads whole conversations.
+/// A saver stores **text** by key, with the checkpoint's summary beside it so [`Saver::list`] never loads a
+/// value; decoding, validation and the "corrupt" error live once, in the provided [`Saver::get`] /
+/// [`Saver::put`]. A saver that can compare and set atomically honours [`Condition`] in
+/// [`Saver::put_text`] and says so with [`Saver::compare_and_set`]; sessions rely on it so that exactly
+/// one of several concurrent replies runs.
 pub trait Saver: MaybeSend + MaybeSync {
-    /// The checkpoint stored under `key`, if any.
-    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend;
-    /// Stores `checkpoint` under `key`, replacing what was there.
-    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
+    /// The text stored under `key`, if any.
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend;
+
+    /// Stores `value` (a checkpoint's JSON) and its `summary` under `key`, replacing what was there — or,
+    /// unless `condition` is [`Condition::Any`], only if what is there satisfies it (else
+    /// [`SaverError::Conflict`], nothing written). Replaces the whole value at once or not at all.
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
+
     /// Removes `key`; removing a missing key is not an error.
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
-    /// Every stored checkpoint whose key starts with `prefix`, in key order.
+
+    /// The key and summary of everything stored under a key starting with `prefix`, in key order, without
+    /// reading values.
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend;
+
+    /// True when [`Saver::put_text`] checks its [`Condition`] and writes atomically.
+    fn compare_and_set(&self) -> bool {
+        false
+    }
+
+    /// The largest value the store accepts, in bytes, when it has a limit.
+    fn max_value_bytes(&self) -> Option<usize> {
+        None
+    }
+
+    /// The checkpoint stored under `key`, if any.
+    ///
+    /// # Errors
+    /// [`SaverError::Corrupt`] when what is stored is not a valid checkpoint; the store's own errors.
+    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+        self.get_with(key, crate::limits::Limits::default())
+    }
+
+    /// The checkpoint stored under `key`, refused (as corrupt) when it is over `limits`.
+    ///
+    /// # Errors
+    /// As [`Saver::get`].
+    fn get_with(
+        &self,
+        key: &str,
+        limits: crate::limits::Limits,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+        async move {
+            let Some(text) = self.get_text(key).await? else {
+                return Ok(None);
+            };
+            Checkpoint::from_json_with(&text, &limits)
+                .map(Some)
+                .map_err(|source| SaverError::Corrupt {
+                    key: key.to_owned(),
+                    source,
+                })
+        }
+    }
+
+    /// Stores `checkpoint` under `key`, replacing what was there.
+    ///
+    /// # Errors
+    /// [`SaverError::TooLarge`] (nothing written) for a value over [`Saver::max_value_bytes`]; the store's own.
+    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.put_if(key, checkpoint, Condition::Any)
+    }
+
+    /// Stores `checkpoint` under `key` if what is stored satisfies `condition`.
+    ///
+    /// # Errors
+    /// [`SaverError::Conflict`] when it does not; as [`Saver::put`].
+    fn put_if(
+        &self,
+        key: &str,
+        checkpoint: &Checkpoint,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let value = checkpoint.to_json();
+        let summary = checkpoint.summary();
+        async move { put_checked(self, key, value, &summary, condition).await }
+    }
+
+    /// True when something is stored under `key`.
+    fn exists(&self, key: &str) -> impl Future<Output = Result<bool, SaverError>> + MaybeSend {
+        async move { Ok(self.get_text(key).await?.is_some()) }
+    }
+}
+
+/// [`Saver::put_text`] after checking the value against [`Saver::max_value_bytes`].
+pub(crate) async fn put_checked<S: Saver + ?Sized>(
+    saver: &S,
+    key: &str,
+    value: String,
+    summary: &CheckpointSummary,
+    condition: Condition,
+) -> Result<(), SaverError> {
+    if let Some(max) = saver.max_value_bytes().filter(|max| value.len() > *max) {
+        return Err(SaverError::TooLarge {
+            key: key.to_owned(),
+            bytes: value.len(),
+            max,
+        });
+    }
+    saver.put_text(key, value, summary, condition).await
 }
 
 /// A saver in memory, for tests and single-process apps. Stores JSON text, so what you `get` is a
@@ -115,20 +264,26 @@ impl MemorySaver {
 }
 
 impl Saver for MemorySaver {
-    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
-        let found = self.entries().get(key).map(|(json, _)| {
-            Checkpoint::from_json(json).map_err(|source| SaverError::Corrupt {
-                key: key.to_owned(),
-                source,
-            })
-        });
-        std::future::ready(found.transpose())
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        std::future::ready(Ok(self.entries().get(key).map(|(json, _)| json.clone())))
     }
 
-    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        self.entries()
-            .insert(key.to_owned(), (checkpoint.to_json(), checkpoint.summary()));
-        std::future::ready(Ok(()))
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let mut entries = self.entries();
+        let current = entries.get(key).map(|(_, s)| s);
+        let done = if condition.allows(current) {
+            entries.insert(key.to_owned(), (value, summary.clone()));
+            Ok(())
+        } else {
+            Err(condition.conflict(key, current))
+        };
+        std::future::ready(done)
     }
 
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
@@ -147,5 +302,9 @@ impl Saver for MemorySaver {
             })
             .collect();
         std::future::ready(Ok(listed))
+    }
+
+    fn compare_and_set(&self) -> bool {
+        true
     }
 }

@@ -1,4 +1,5 @@
-//! JS tools and models as the core's `Tool` and `Model`.
+//! JS tools and models as the core's `Tool` and `Model`. Built per call: they hold JS values only while a
+//! run uses them.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -8,32 +9,121 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::JsAgentInner;
-use super::convert::{fields, get, json_text, set, to_js};
-use super::glue::{error_message, error_name, is_interrupt_error};
+use super::convert::{get, json_text, set, to_js};
+use super::glue::{describe, error_message, error_name, is_interrupt_error, next_state, settle_call, tool_context};
 use crate::error::ModelError;
-use crate::model::{Model, ModelRequest, ModelResponse, ToolDefinition};
+use crate::interrupt::{Approval, OnExpire};
+use crate::message::Message;
+use crate::model::{Model, ModelRequest, ModelResponse, ScriptedModel, ToolDefinition};
 use crate::platform::MaybeSend;
 use crate::tool::{InterruptError, Tool, ToolContext, ToolError};
+
+/// Awaits `f(...args)`, whatever it returns; a synchronous throw is an error like a rejection.
+pub(crate) async fn call_js(f: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    let list = Array::new();
+    for a in args {
+        list.push(a);
+    }
+    JsFuture::from(settle_call(f, &list)).await
+}
+
+/// Awaits whatever a JS method returned (a value or a promise), keeping a synchronous throw as an error.
+pub(crate) async fn settle(returned: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
+    let promise = Promise::resolve(&returned?);
+    let promise = match DEADLINE.get() {
+        Some(at) => super::glue::race(&promise, (at - js_sys::Date::now()).max(0.0)),
+        None => promise,
+    };
+    JsFuture::from(promise).await
+}
+
+thread_local! {
+    /// When set (ms since the epoch), [`settle`] gives up on a JS promise at that moment.
+    static DEADLINE: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` (a poll) with promises awaited by [`settle`] bounded by `deadline`.
+pub(crate) fn with_deadline<R>(deadline: Option<f64>, f: impl FnOnce() -> R) -> R {
+    let previous = DEADLINE.replace(deadline);
+    let out = f();
+    DEADLINE.set(previous);
+    out
+}
 
 pub(crate) struct JsTool {
     pub(crate) definition: ToolDefinition,
     pub(crate) handle: Function,
+    /// `undefined` | boolean | `{ expiresInMs }` | a function of `(input, ctx)` returning one of those.
+    pub(crate) approval: JsValue,
+    pub(crate) on_expire: OnExpire,
+}
+
+fn interrupt_of(error: &JsValue) -> InterruptError {
+    let question = get(error, "question")
+        .as_string()
+        .unwrap_or_else(|| error_message(error));
+    let mut i = InterruptError::new(question);
+    let options = get(error, "options");
+    if Array::is_array(&options) {
+        i.options = Some(Array::from(&options).iter().filter_map(|o| o.as_string()).collect());
+    }
+    let data = get(error, "data");
+    if !data.is_undefined() {
+        i.data = json_text(&data)
+            .ok()
+            .flatten()
+            .and_then(|t| serde_json::from_str(&t).ok());
+    }
+    i.expires_in_ms = get(error, "expiresInMs")
+        .as_f64()
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+        .map(|n| n as u64);
+    i
 }
 
 fn classify(error: &JsValue) -> ToolError {
     if is_interrupt_error(error) {
-        let question = get(error, "question")
-            .as_string()
-            .unwrap_or_else(|| error_message(error));
-        return InterruptError::new(question).into();
+        return interrupt_of(error).into();
     }
     ToolError::Failed(error_message(error))
 }
 
-/// Awaits whatever a JS callback returned (a value or a promise), keeping a synchronous throw as an error.
-pub(crate) async fn settle(returned: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
-    JsFuture::from(Promise::resolve(&returned?)).await
+fn context(ctx: &ToolContext<'_>) -> JsValue {
+    tool_context(ctx.tool_use_id, ctx.run_id, ctx.state().map(|s| s.to_string()))
+}
+
+/// Records the state a JS tool set through its context.
+fn take_state(js_ctx: &JsValue, ctx: &ToolContext<'_>) {
+    if let Some(value) = next_state(js_ctx).and_then(|text| serde_json::from_str::<Value>(&text).ok()) {
+        ctx.set_state(value);
+    }
+}
+
+/// A `needsApproval` value (or what its function returned) as an [`Approval`].
+pub(crate) fn approval_of(v: &JsValue) -> Result<Approval, String> {
+    if v.is_undefined() || v.is_null() || v.as_bool() == Some(false) {
+        return Ok(Approval::NotNeeded);
+    }
+    if v.as_bool() == Some(true) {
+        return Ok(Approval::needed());
+    }
+    if v.is_object() && !v.is_function() {
+        let ms = get(v, "expiresInMs");
+        if ms.is_undefined() {
+            return Ok(Approval::needed());
+        }
+        if let Some(n) = ms.as_f64().filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= 9.0e15) {
+            return Ok(Approval::needed_within(n as u64));
+        }
+        return Err(format!(
+            "needsApproval.expiresInMs: expected a non-negative integer, got {}",
+            describe(&ms)
+        ));
+    }
+    Err(format!(
+        "needsApproval: expected a boolean or {{ expiresInMs }}, got {}",
+        describe(v)
+    ))
 }
 
 impl Tool for JsTool {
@@ -46,10 +136,11 @@ impl Tool for JsTool {
         input: Value,
         ctx: ToolContext<'a>,
     ) -> impl Future<Output = Result<Value, ToolError>> + MaybeSend + 'a {
-        let js_ctx = fields(&[("toolUseId", ctx.tool_use_id.into()), ("runId", ctx.run_id.into())]);
+        let js_ctx = context(&ctx);
         async move {
-            let returned = self.handle.call2(&JsValue::UNDEFINED, &to_js(&input), &js_ctx);
-            let value = settle(returned).await.map_err(|e| classify(&e))?;
+            let returned = call_js(&self.handle, &[&to_js(&input), &js_ctx]).await;
+            take_state(&js_ctx, &ctx);
+            let value = returned.map_err(|e| classify(&e))?;
             if let Some(text) = value.as_string() {
                 return Ok(Value::String(text));
             }
@@ -67,11 +158,43 @@ impl Tool for JsTool {
             }
         }
     }
+
+    fn needs_approval<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: ToolContext<'a>,
+    ) -> impl Future<Output = Result<crate::interrupt::Approval, ToolError>> + MaybeSend + 'a {
+        let js_ctx = context(&ctx);
+        async move {
+            let decided = if self.approval.is_function() {
+                call_js(&self.approval, &[&to_js(input), &js_ctx])
+                    .await
+                    .map_err(|e| ToolError::Failed(format!("needsApproval threw: {}", error_message(&e))))?
+            } else {
+                self.approval.clone()
+            };
+            approval_of(&decided).map_err(ToolError::Failed)
+        }
+    }
+
+    fn may_need_approval(&self) -> bool {
+        !(self.approval.is_undefined() || self.approval.is_null() || self.approval.as_bool() == Some(false))
+    }
+
+    fn on_expire(&self) -> OnExpire {
+        self.on_expire
+    }
+}
+
+/// What answers a JS model's requests: a function, or a script (`scriptedModel([...])`).
+pub(crate) enum Callee {
+    Function(Function),
+    Script(Array),
 }
 
 /// The JS model for one run: the conversation mirrored as JS objects, grown by the new messages only.
 pub(crate) struct JsModel {
-    model: Function,
+    callee: Callee,
     tools: JsValue,
     system: JsValue,
     mirror: RefCell<Mirror>,
@@ -95,16 +218,11 @@ extern "C" {
 }
 
 impl JsModel {
-    pub(crate) fn new(agent: &JsAgentInner, seed: Option<(JsValue, usize)>) -> Self {
+    pub(crate) fn new(callee: Callee, tools: JsValue, system: Option<&str>, seed: Option<(JsValue, usize)>) -> Self {
         JsModel {
-            model: agent.model.clone(),
-            tools: agent.tools_js.clone(),
-            system: agent
-                .config
-                .instructions
-                .as_deref()
-                .map(JsValue::from_str)
-                .unwrap_or(JsValue::UNDEFINED),
+            callee,
+            tools,
+            system: system.map(JsValue::from_str).unwrap_or(JsValue::UNDEFINED),
             mirror: RefCell::new(Mirror {
                 array: Array::new(),
                 synced: 0,
@@ -114,14 +232,24 @@ impl JsModel {
         }
     }
 
+    /// The JSON text a resumed checkpoint came in and its message count (see [`Mirror::seed`]).
+    pub(crate) fn seed(&self, seed: (JsValue, usize)) {
+        self.mirror.borrow_mut().seed = Some(seed);
+    }
+
+    /// Forgets the caller's checkpoint text: the resume changed a message in place (edited call input).
+    pub(crate) fn drop_seed(&self) {
+        self.mirror.borrow_mut().seed = None;
+    }
+
     /// The run's messages as JS objects (a fresh array; the objects are shared with earlier requests).
-    pub(crate) fn messages(&self, messages: &[crate::message::Message]) -> Array {
+    pub(crate) fn messages(&self, messages: &[Message]) -> Array {
         let mut m = self.mirror.borrow_mut();
         if let Some((text, count)) = m.seed.take() {
-            // Only a current-format checkpoint: a reference-format one may have been repaired on decode.
+            // Only a current-format checkpoint: an older one may have been upgraded or repaired on decode.
             let seeded = parse_js(&text)
                 .ok()
-                .filter(|v| get(v, "version").as_f64().is_some())
+                .filter(|v| get(v, "version").as_f64() == Some(f64::from(crate::CHECKPOINT_VERSION)))
                 .map(|v| get(&v, "messages"))
                 .and_then(|v| v.dyn_into::<Array>().ok());
             if let Some(array) = seeded.filter(|a| a.length() as usize == count && count <= messages.len()) {
@@ -152,6 +280,39 @@ impl JsModel {
         *self.last_error.borrow_mut() = Some(error);
         failure
     }
+
+    fn js_request(&self, request: &ModelRequest<'_>) -> JsValue {
+        let js_request = Object::new();
+        if !self.system.is_undefined() {
+            set(&js_request, "system", &self.system);
+        }
+        set(&js_request, "messages", &self.messages(request.messages));
+        set(&js_request, "tools", &self.tools);
+        js_request.into()
+    }
+}
+
+/// A model's answer (an object, or a string for a final text) as a [`ModelResponse`].
+pub(crate) fn response_of(response: &JsValue) -> Result<ModelResponse, ModelError> {
+    if let Some(text) = response.as_string() {
+        return Ok(ModelResponse::text(text));
+    }
+    let invalid = |problem: String| ModelError::InvalidResponse {
+        path: String::new(),
+        problem,
+    };
+    match json_text(response) {
+        Ok(Some(text)) if response.is_object() => ModelResponse::from_json(&text),
+        Ok(_) => Err(invalid(format!(
+            "expected an object {{ content, usage? }}, got {}",
+            if response.is_null() {
+                "null".to_owned()
+            } else {
+                response.js_typeof().as_string().unwrap_or_default()
+            }
+        ))),
+        Err(e) => Err(invalid(format!("not JSON-serializable: {e}"))),
+    }
 }
 
 impl Model for JsModel {
@@ -159,32 +320,40 @@ impl Model for JsModel {
         &'a self,
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
-        let js_request = Object::new();
-        if !self.system.is_undefined() {
-            set(&js_request, "system", &self.system);
-        }
-        set(&js_request, "messages", &self.messages(request.messages));
-        set(&js_request, "tools", &self.tools);
         async move {
-            let response = settle(self.model.call1(&JsValue::UNDEFINED, &js_request))
-                .await
-                .map_err(|e| self.failed(e))?;
-            let invalid = |problem: String| ModelError::InvalidResponse {
-                path: String::new(),
-                problem,
-            };
-            match json_text(&response) {
-                Ok(Some(text)) if response.is_object() => ModelResponse::from_json(&text),
-                Ok(_) => Err(invalid(format!(
-                    "expected an object {{ content, usage? }}, got {}",
-                    if response.is_null() {
-                        "null".to_owned()
-                    } else {
-                        response.js_typeof().as_string().unwrap_or_default()
+            let response = match &self.callee {
+                Callee::Function(f) => {
+                    let r = call_js(f, &[&self.js_request(&request)])
+                        .await
+                        .map_err(|e| self.failed(e))?;
+                    if r.is_string() {
+                        // A model function answers with an object; only scripts may use plain strings.
+                        return Err(ModelError::InvalidResponse {
+                            path: String::new(),
+                            problem: "expected an object { content, usage? }, got string".into(),
+                        });
                     }
-                ))),
-                Err(e) => Err(invalid(format!("not JSON-serializable: {e}"))),
-            }
+                    r
+                }
+                Callee::Script(script) => {
+                    let turn = ScriptedModel::turn_of(request.messages);
+                    let entry = script.get(u32::try_from(turn).unwrap_or(u32::MAX));
+                    if turn >= script.length() as usize {
+                        return Err(ModelError::ScriptExhausted {
+                            len: script.length() as usize,
+                            turn: turn.saturating_add(1),
+                        });
+                    }
+                    if entry.is_function() {
+                        call_js(&entry, &[&self.js_request(&request)])
+                            .await
+                            .map_err(|e| self.failed(e))?
+                    } else {
+                        entry
+                    }
+                }
+            };
+            response_of(&response)
         }
     }
 }

@@ -18,9 +18,13 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
 }
 
 /// JSON text of a JS value; `None` for `undefined`, functions, or values `JSON.stringify` rejects.
+/// Lone surrogates (which `JSON.stringify` writes as `\udXXX` escapes) become U+FFFD, as everywhere else.
 pub(crate) fn json_text(value: &JsValue) -> Result<Option<String>, String> {
     match JSON::stringify(value) {
-        Ok(s) => Ok(s.as_string()),
+        Ok(s) => Ok(s.as_string().map(|t| match crate::limits::repair_lone_surrogates(&t) {
+            std::borrow::Cow::Borrowed(_) => t,
+            std::borrow::Cow::Owned(repaired) => repaired,
+        })),
         Err(e) => Err(error_message(&e)),
     }
 }
@@ -30,7 +34,12 @@ pub(crate) fn set(target: &Object, key: &str, value: &JsValue) {
     let _ = Reflect::set(target, &JsValue::from_str(key), value);
 }
 
+/// `target[key]`, or `undefined` when `target` is not an object (without throwing: an exception costs a
+/// stack trace).
 pub(crate) fn get(target: &JsValue, key: &str) -> JsValue {
+    if !target.is_object() && !target.is_function() {
+        return JsValue::UNDEFINED;
+    }
     Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
@@ -79,24 +88,53 @@ pub(crate) fn config_error(message: String) -> JsValue {
 }
 
 pub(crate) fn agent_error(error: AgentError, cause: Option<JsValue>) -> JsValue {
+    agent_error_as(error, cause, None)
+}
+
+/// [`agent_error`] with the error's checkpoint given as the JS value to hand out (a sealed envelope).
+pub(crate) fn agent_error_as(error: AgentError, cause: Option<JsValue>, given: Option<JsValue>) -> JsValue {
     let message = error.to_string();
+    let checkpoint_js = |c: &Checkpoint| given.clone().unwrap_or_else(|| to_js(c));
     match error {
         AgentError::Checkpoint(e) => {
             let path = e.path().map(JsValue::from_str).unwrap_or(JsValue::UNDEFINED);
-            make_error("CheckpointError", &message, &fields(&[("path", path)]))
+            make_error(
+                "CheckpointError",
+                &message,
+                &fields(&[("path", path), ("code", e.code().into())]),
+            )
         }
-        AgentError::Config(_) => make_error("ConfigError", &message, &JsValue::UNDEFINED),
+        AgentError::Config(_) | AgentError::Argument(_) => make_error("ConfigError", &message, &JsValue::UNDEFINED),
         AgentError::MaxIterations { limit, checkpoint } => make_error(
             "MaxIterationsError",
             &message,
-            &fields(&[("maxIterations", limit.into()), ("checkpoint", to_js(&*checkpoint))]),
+            &fields(&[
+                ("maxIterations", limit.into()),
+                ("checkpoint", checkpoint_js(&checkpoint)),
+            ]),
         ),
-        AgentError::Model { checkpoint, .. } => {
-            let mut pairs = vec![("checkpoint", to_js(&*checkpoint))];
-            // A provider's HTTP details travel up from the error the model function threw.
-            for key in ["provider", "status", "retryable"] {
-                if let Some(v) = cause.as_ref().map(|c| get(c, key)).filter(|v| !v.is_undefined()) {
-                    pairs.push((key, v));
+        AgentError::Model { checkpoint, source } => {
+            let mut pairs = vec![("checkpoint", checkpoint_js(&checkpoint))];
+            if let ModelError::Http {
+                provider,
+                status,
+                retryable,
+                ..
+            } = source
+            {
+                // A provider called directly from Rust.
+                pairs.push(("provider", provider.into()));
+                pairs.push(("status", status.map_or(JsValue::NULL, JsValue::from)));
+                pairs.push(("retryable", retryable.into()));
+            } else if let ModelError::Stopped { reason, text } = source {
+                pairs.push(("stopReason", reason.as_str().into()));
+                pairs.push(("text", text.into()));
+            } else {
+                // A provider wrapped in a JS function: its details travel up from the error it threw.
+                for key in ["provider", "status", "retryable"] {
+                    if let Some(v) = cause.as_ref().map(|c| get(c, key)).filter(|v| !v.is_undefined()) {
+                        pairs.push((key, v));
+                    }
                 }
             }
             pairs.extend(cause.map(|c| ("cause", c)));
@@ -111,50 +149,105 @@ pub(crate) fn agent_error(error: AgentError, cause: Option<JsValue>) -> JsValue 
             &fields(&[("sessionId", id.into()), ("question", question.into())]),
         ),
         AgentError::Saver { source, checkpoint } => {
-            let cause_code = cause.as_ref().map(|c| get(c, "code")).and_then(|c| c.as_string());
-            let code = cause_code.unwrap_or_else(|| source.code().to_owned());
-            let mut pairs = vec![("code", JsValue::from_str(&code))];
-            pairs.extend(checkpoint.map(|c| ("checkpoint", to_js(&*c))));
+            // Always one of our codes; the cause keeps its own (e.g. ECONNRESET).
+            let mut pairs = vec![("code", JsValue::from_str(source.code()))];
+            pairs.extend(checkpoint.map(|c| ("checkpoint", checkpoint_js(&c))));
             pairs.extend(cause.map(|c| ("cause", c)));
             make_error("SaverError", &message, &fields(&pairs))
         }
+        AgentError::Decision { id, .. } => make_error(
+            "DecisionError",
+            &message,
+            &fields(&[("interruptId", id.map_or(JsValue::UNDEFINED, JsValue::from))]),
+        ),
+        AgentError::InterruptExpired {
+            id,
+            expires_at,
+            checkpoint,
+        } => make_error(
+            "InterruptExpiredError",
+            &message,
+            &fields(&[
+                ("interruptId", id.into()),
+                ("expiresAt", JsValue::from_f64(expires_at as f64)),
+                ("checkpoint", checkpoint_js(&checkpoint)),
+            ]),
+        ),
+        AgentError::Output {
+            attempts,
+            problem,
+            checkpoint,
+        } => make_error(
+            "OutputError",
+            &message,
+            &fields(&[
+                ("attempts", attempts.into()),
+                ("problem", problem.into()),
+                ("checkpoint", checkpoint_js(&checkpoint)),
+            ]),
+        ),
+        AgentError::Aborted { checkpoint } => make_error(
+            "AbortedError",
+            &message,
+            &fields(&[("checkpoint", checkpoint_js(&checkpoint))]),
+        ),
         AgentError::Interrupted { question, checkpoint } => make_error(
             "RunInterruptedError",
             &message,
-            &fields(&[("question", question.into()), ("checkpoint", to_js(&*checkpoint))]),
+            &fields(&[
+                ("question", question.into()),
+                ("checkpoint", checkpoint_js(&checkpoint)),
+            ]),
         ),
     }
 }
 
-/// The JS result. `messages` is the run's conversation already mirrored in JS, when there is one.
-pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>) -> JsValue {
+/// The JS result. `messages` is the run's conversation already mirrored in JS, when there is one;
+/// `given` the checkpoint as the JS value to hand out (a sealed envelope).
+pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>, given: Option<JsValue>) -> JsValue {
+    let to_js_checkpoint = |c: &Checkpoint| given.clone().unwrap_or_else(|| to_js(c));
     match outcome {
         Outcome::Interrupted(i) => fields(&[
             ("interrupted", JsValue::TRUE),
             ("question", JsValue::from_str(&i.question)),
-            ("checkpoint", to_js(&i.checkpoint)),
+            ("checkpoint", to_js_checkpoint(&i.checkpoint)),
+            ("interrupts", to_js(i.interrupts())),
         ]),
         Outcome::Complete(r) => fields(&[
             ("text", JsValue::from_str(&r.text)),
             ("usage", to_js(&r.checkpoint.usage)),
             // Separate objects from the checkpoint's: changing one cannot alter the other.
             ("messages", messages.unwrap_or_else(|| to_js(&r.checkpoint.messages))),
-            ("checkpoint", to_js(&r.checkpoint)),
+            ("checkpoint", to_js_checkpoint(&r.checkpoint)),
             ("iterations", r.checkpoint.iterations.into()),
+            ("structured", r.structured().map_or(JsValue::UNDEFINED, to_js)),
         ]),
     }
 }
 
-/// The JSON text of a checkpoint given as an object or as text: as a JS string and as a Rust string.
-pub(crate) fn checkpoint_text(value: &JsValue) -> Result<(JsValue, String), AgentError> {
-    if let Some(text) = value.as_string() {
-        return Ok((value.clone(), text));
+/// The JSON text of a checkpoint given as an object or as text: as a JS string and as a Rust string. Text
+/// longer than `max_bytes` is refused before it is copied into wasm memory (its UTF-8 form is at least as
+/// many bytes as its UTF-16 length).
+pub(crate) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<(JsValue, String), AgentError> {
+    let copy = |js: &js_sys::JsString| -> Result<String, AgentError> {
+        let units = js.length() as usize;
+        if units > max_bytes {
+            return Err(crate::CheckpointError::TooLarge {
+                bytes: units,
+                max: max_bytes,
+            }
+            .into());
+        }
+        Ok(String::from(js))
+    };
+    if let Some(js) = value.dyn_ref::<js_sys::JsString>() {
+        return Ok((value.clone(), copy(js)?));
     }
     if value.is_object() {
         let js = JSON::stringify(value).map_err(|e| crate::CheckpointError::Json {
             message: format!("JSON.stringify failed: {}", error_message(&e)),
         })?;
-        let text = js.as_string().unwrap_or_default();
+        let text = copy(&js)?;
         return Ok((js.into(), text));
     }
     let got = if value.is_null() {
@@ -167,10 +260,6 @@ pub(crate) fn checkpoint_text(value: &JsValue) -> Result<(JsValue, String), Agen
         format!("expected a checkpoint object or its JSON text, got {got}"),
     )
     .into())
-}
-
-pub(crate) fn checkpoint_from_js(value: &JsValue) -> Result<Checkpoint, AgentError> {
-    Ok(Checkpoint::from_json(&checkpoint_text(value)?.1)?)
 }
 
 /// A model failure as a JS `ModelError`, with `provider`, `status` and `retryable` for HTTP failures.
@@ -187,6 +276,7 @@ pub(crate) fn model_error(e: ModelError) -> JsValue {
             ("status", status.map_or(JsValue::NULL, JsValue::from)),
             ("retryable", retryable.into()),
         ],
+        ModelError::Stopped { reason, text } => vec![("stopReason", reason.as_str().into()), ("text", text.into())],
         _ => Vec::new(),
     };
     make_error("ModelError", &message, &fields(&pairs))

@@ -3,12 +3,31 @@
 
 const INTERRUPT = Symbol.for('resumable-agent.InterruptError');
 
-/** Thrown by a tool to pause the run and ask the human `question`. */
+/**
+ * Thrown by a tool to pause the run and ask the human `question`. `options`: choices a UI can offer;
+ * `data`: anything else it needs (plain JSON); `expiresInMs`: how long the question stays answerable.
+ */
 export class InterruptError extends Error {
   constructor(question, options) {
-    super(String(question ?? ''), options);
+    super(String(question ?? ''), options && 'cause' in options ? { cause: options.cause } : undefined);
     this.name = 'InterruptError';
     this.question = this.message;
+    if (options != null) {
+      if (typeof options !== 'object') throw new ConfigError(`InterruptError(question, options): expected an options object, got ${describeValue(options)}`);
+      if (options.options !== undefined) {
+        if (!Array.isArray(options.options) || !options.options.every((o) => typeof o === 'string')) {
+          throw new ConfigError(`InterruptError options.options: expected an array of strings, got ${describeValue(options.options)}`);
+        }
+        this.options = [...options.options];
+      }
+      if (options.data !== undefined) this.data = options.data;
+      if (options.expiresInMs !== undefined) {
+        if (!Number.isSafeInteger(options.expiresInMs) || options.expiresInMs < 0) {
+          throw new ConfigError(`InterruptError options.expiresInMs: expected a non-negative integer, got ${describeValue(options.expiresInMs)}`);
+        }
+        this.expiresInMs = options.expiresInMs;
+      }
+    }
     // A brand, so that an InterruptError from a second copy of this package still pauses the run.
     Object.defineProperty(this, INTERRUPT, { value: true });
   }
@@ -40,6 +59,25 @@ export class RunInterruptedError extends AgentError {}
 export class SessionNotFoundError extends AgentError {}
 /** session.prompt() found the session waiting for an answer to `.question`. */
 export class SessionBusyError extends AgentError {}
+/** A resume's answer or decisions do not fit what the run waits for; `.interruptId` names the interrupt. Nothing ran. */
+export class DecisionError extends AgentError {}
+/** A pending interrupt expired and its tool's onExpire is 'error'; `.checkpoint` is the unchanged run. */
+export class InterruptExpiredError extends AgentError {}
+/**
+ * The model's answer missed the agent's `output` schema more than `maxOutputRetries` times; `.problem` says
+ * what was wrong with the last one, `.attempts` how many missed, `.checkpoint` holds the run (resume with ''
+ * to try again).
+ */
+export class OutputError extends AgentError {}
+/** The run was stopped by its `signal`; `.checkpoint` holds the progress so far. */
+export class AbortedError extends AgentError {}
+/** A method was called on an agent, session or saver after `free()` (or the end of its `using` block). */
+export class ReleasedError extends AgentError {}
+/**
+ * The WebAssembly instance trapped (out of memory) while this call was in flight; the package replaced it,
+ * and later calls work. `.cause` is the trap. Continue from the last saved checkpoint.
+ */
+export class InstanceLostError extends AgentError {}
 /**
  * A saver failed. `.code`: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION'. In a session,
  * `.checkpoint` holds the run that could not be saved, and `.cause` what the saver threw.
@@ -48,7 +86,8 @@ export class SaverError extends AgentError {}
 
 const ERRORS = {
   AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
-  SessionNotFoundError, SessionBusyError, SaverError,
+  SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError,
+  ReleasedError, InstanceLostError, OutputError,
 };
 for (const C of Object.values(ERRORS)) {
   Object.defineProperty(C.prototype, 'name', { value: C.name, writable: true, configurable: true });
@@ -62,30 +101,22 @@ export function isInterruptError(e) {
   return e instanceof InterruptError;
 }
 
+/**
+ * The message of anything thrown. A non-Error object is never dumped (it may hold credentials, e.g. a
+ * request with its headers): its string `message` if it has one, else only what kind of value it was.
+ */
 export function errorMessage(e) {
   if (e instanceof Error) return e.message || e.name;
   if (typeof e === 'string') return e;
-  try { return JSON.stringify(e) ?? String(e); } catch { return String(e); }
+  if (e !== null && typeof e === 'object') {
+    if (typeof e.message === 'string' && e.message !== '') return e.message;
+    return `${describeValue(e)} was thrown (not an Error; its contents are not shown)`;
+  }
+  return String(e);
 }
 
 export function errorName(e) {
   return e instanceof Error ? e.name : undefined;
-}
-
-/** Type guard: the run paused on a question. */
-export function isInterrupted(result) {
-  return result != null && result.interrupted === true;
-}
-
-/** Returns a finished result; throws RunInterruptedError (with the checkpoint) for a paused one. */
-export function assertComplete(result) {
-  if (isInterrupted(result)) {
-    throw new RunInterruptedError(`the run is interrupted, waiting for an answer to: ${result.question}`, {
-      question: result.question,
-      checkpoint: result.checkpoint,
-    });
-  }
-  return result;
 }
 
 // ---- schema builder -------------------------------------------------------------------------------
@@ -144,7 +175,11 @@ function describeValue(v) {
   return typeof v === 'object' ? 'an object' : typeof v === 'undefined' ? 'undefined' : `${typeof v} ${String(v)}`;
 }
 
-function inputSchema(schema, where) {
+/**
+ * A tool's input schema: the builder form `(s) => ({ ...fields })`, an object of fields, or a JSON Schema
+ * object describing an object (copied). Called by the Rust side, which owns every other tool rule.
+ */
+export function compileSchema(schema, where) {
   if (schema === undefined) return { type: 'object', properties: {} };
   if (typeof schema === 'function') return objectSchema(schema(s), `${where}(s)`);
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
@@ -162,49 +197,171 @@ function inputSchema(schema, where) {
   }
 }
 
-const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
-/** Validates a tool definition and compiles its schema: `{ name, description, inputSchema, handle }`. */
-export function normalizeTool(def, where) {
-  if (def === null || typeof def !== 'object') throw new ConfigError(`${where}: expected a tool object, got ${describeValue(def)}`);
-  if (typeof def.name !== 'string' || !NAME.test(def.name)) {
-    throw new ConfigError(`${where}.name: expected 1-64 letters, digits, "_" or "-", got ${JSON.stringify(def.name)}`);
+/**
+ * An output schema: `(s) => ({ ...fields })` (an object), `(s) => s.enum([...])` or any field, or a JSON
+ * Schema object of any type, as plain JSON Schema.
+ */
+export function compileOutputSchema(schema, where) {
+  const built = typeof schema === 'function' ? schema(s) : schema;
+  const at = typeof schema === 'function' ? `${where}(s)` : where;
+  if (built instanceof Field) return JSON.parse(JSON.stringify(built.schema));
+  if (built === null || typeof built !== 'object' || Array.isArray(built)) {
+    throw new ConfigError(`${at}: expected (s) => ({ ...fields }), (s) => s.string() (any field) or a JSON Schema object, got ${describeValue(built)}`);
   }
-  if (def.description !== undefined && typeof def.description !== 'string') {
-    throw new ConfigError(`${where}.description: expected a string, got ${describeValue(def.description)}`);
+  const values = Object.values(built);
+  if (values.length > 0 && values.every((v) => v instanceof Field)) return objectSchema(built, at);
+  try {
+    return JSON.parse(JSON.stringify(built));
+  } catch (e) {
+    throw new ConfigError(`${at}: not JSON-serializable: ${errorMessage(e)}`);
   }
-  if (typeof def.handle !== 'function') {
-    throw new ConfigError(`${where}.handle: expected a function (input, ctx) => result, got ${describeValue(def.handle)}`);
-  }
-  const schema = def.inputSchema ?? def.schema;
-  return Object.freeze({
-    name: def.name,
-    description: def.description ?? '',
-    inputSchema: inputSchema(schema, `${where}.${def.inputSchema !== undefined ? 'inputSchema' : 'schema'}`),
-    handle: def.handle,
-  });
 }
 
-/** Defines a tool: `{ name, description, schema, handle }`. Checks it at once. */
-export function defineTool(def) {
-  return normalizeTool(def, 'defineTool');
+export function describe(v) {
+  return describeValue(v);
+}
+
+export function freeze(o) {
+  return Object.freeze(o);
+}
+
+/** Calls `f(...args)` and turns whatever it does (value, promise, throw) into a promise. */
+export function settle(f, args) {
+  try {
+    return Promise.resolve(f(...args));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+// ---- agent state ---------------------------------------------------------------------------------------
+
+/** Where `value` stops being plain JSON (null, booleans, finite numbers, strings, arrays, plain objects). */
+function notJson(value, path, seen) {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path}: ${value} is not a JSON number`;
+  if (typeof value !== 'object') return `${path}: ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`} is not JSON`;
+  if (seen.has(value)) return `${path}: a cycle is not JSON`;
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const p = notJson(value[i], `${path}[${i}]`, seen);
+        if (p) return p;
+      }
+      return undefined;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return `${path}: a ${value.constructor?.name ?? 'class instance'} is not plain JSON`;
+    for (const [k, v] of Object.entries(value)) {
+      const p = notJson(v, `${path}.${k}`, seen);
+      if (p) return p;
+    }
+    return undefined;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+/** The JSON text of plain JSON `value`, or a ConfigError naming where it is not plain JSON. */
+export function plainJsonText(value, what) {
+  const problem = notJson(value, what, new Set());
+  if (problem) throw new ConfigError(`${problem} (it must stay plain JSON)`);
+  return JSON.stringify(value);
+}
+
+const NEXT_STATE = Symbol('nextState');
+
+/** A tool's context: ids, the agent's state (parsed on first read) and setState(next). */
+export function toolContext(toolUseId, runId, stateJson) {
+  let state;
+  let parsed = false;
+  const ctx = {
+    toolUseId,
+    runId,
+    idempotencyKey: `${runId}:${toolUseId}`,
+    get state() {
+      if (!parsed) { state = stateJson === undefined ? undefined : JSON.parse(stateJson); parsed = true; }
+      return state;
+    },
+    setState(next) {
+      const text = plainJsonText(next, 'setState(state)');
+      state = JSON.parse(text);
+      parsed = true;
+      ctx[NEXT_STATE] = text;
+    },
+  };
+  return ctx;
+}
+
+/** The state a tool set through its context (JSON text), if it did. */
+export function nextState(ctx) {
+  return ctx[NEXT_STATE];
+}
+
+// ---- checkpoint keys -------------------------------------------------------------------------------
+
+/**
+ * `config.checkpointKeys` ({ current, keys: { [kid]: secret } }) and `config.sealed`, read into a frozen
+ * `{ current, keys: [[kid, Uint8Array]], sealed }` (undefined without keys). Secrets may be strings (UTF-8)
+ * or bytes; they are copied, so later changes to the caller's buffers do not reach the agent.
+ */
+export function checkpointKeysSpec(config) {
+  const given = config.checkpointKeys;
+  const sealed = config.sealed;
+  if (sealed !== undefined && typeof sealed !== 'boolean') {
+    throw new ConfigError(`config.sealed: expected a boolean, got ${describeValue(sealed)}`);
+  }
+  if (given === undefined || given === null) {
+    if (sealed === true) throw new ConfigError('config.sealed: sealing needs config.checkpointKeys ({ current, keys })');
+    return undefined;
+  }
+  if (typeof given !== 'object' || Array.isArray(given)) {
+    throw new ConfigError(`config.checkpointKeys: expected { current, keys: { [keyId]: secret } }, got ${describeValue(given)}`);
+  }
+  if (typeof given.current !== 'string') {
+    throw new ConfigError(`config.checkpointKeys.current: expected the id of the key that signs (a string), got ${describeValue(given.current)}`);
+  }
+  const map = given.keys;
+  if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+    throw new ConfigError(`config.checkpointKeys.keys: expected an object { [keyId]: secret }, got ${describeValue(map)}`);
+  }
+  const keys = [];
+  for (const [kid, secret] of Object.entries(map)) {
+    let bytes;
+    if (typeof secret === 'string') bytes = new TextEncoder().encode(secret);
+    else if (secret instanceof Uint8Array) bytes = secret.slice();
+    else if (secret instanceof ArrayBuffer) bytes = new Uint8Array(secret.slice(0));
+    else if (ArrayBuffer.isView(secret)) bytes = new Uint8Array(secret.buffer.slice(secret.byteOffset, secret.byteOffset + secret.byteLength));
+    else {
+      throw new ConfigError(`config.checkpointKeys.keys.${kid}: expected a secret (a string, Uint8Array or ArrayBuffer), got ${typeof secret}`);
+    }
+    keys.push(Object.freeze([kid, bytes]));
+  }
+  if (!globalThis.crypto?.subtle) {
+    throw new ConfigError('config.checkpointKeys: this host has no Web Crypto (globalThis.crypto.subtle); signed checkpoints need Node 20 or later, a Worker or a browser');
+  }
+  return Object.freeze({ current: given.current, keys: Object.freeze(keys), sealed: sealed === true });
 }
 
 /**
- * A model that plays back `responses` (each a response, a string for a text answer, or a function of the
- * request). Response k answers a conversation holding k assistant messages, so a run resumed in another
- * process, Worker instance or tab gets the same answers; it throws a clear error when the script runs out.
+ * `[promise, cancel]`: a promise that resolves after `ms`, and a function that clears the timer and resolves
+ * it at once (a promise that never settles would keep what awaits it in wasm memory for good).
  */
-export function scriptedModel(responses) {
-  if (!Array.isArray(responses)) throw new ConfigError(`scriptedModel(responses): expected an array, got ${describeValue(responses)}`);
-  const script = [...responses];
-  return async function scripted(request) {
-    const turn = request.messages.filter((m) => m.role === 'assistant').length;
-    if (turn >= script.length) {
-      throw new Error(`scriptedModel: the script has ${script.length} responses but the conversation asks for assistant turn ${turn + 1}; add a response to the script`);
-    }
-    let r = script[turn];
-    if (typeof r === 'function') r = await r(request);
-    return typeof r === 'string' ? { content: [{ type: 'text', text: r }] } : r;
-  };
+export function timer(ms) {
+  let id;
+  let done;
+  const promise = new Promise((resolve) => { done = resolve; id = setTimeout(resolve, ms); });
+  return [promise, () => { clearTimeout(id); done(); }];
+}
+
+/**
+ * `promise`, or a rejection after `ms` if it has not settled by then: what wasm awaits always settles, and a
+ * store's promise that never does stays in JS, where the garbage collector can take it.
+ */
+export function race(promise, ms) {
+  return new Promise((resolve, reject) => {
+    const id = setTimeout(() => reject(Object.assign(new Error(`did not settle within ${ms} ms`), { code: 'TIMEOUT' })), ms);
+    promise.then((v) => { clearTimeout(id); resolve(v); }, (e) => { clearTimeout(id); reject(e); });
+  });
 }

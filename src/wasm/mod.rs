@@ -1,8 +1,13 @@
-//! The npm package's API: converts at the edge and calls the core. No loop logic lives here.
+//! The npm package's low-level API: converts at the edge and calls the core. No loop rules live here.
 //!
-//! Data crosses the boundary as JSON text (`serde_json` here, `JSON.parse`/`JSON.stringify` there):
-//! one call per value instead of one per field. The conversation is mirrored into JS incrementally,
-//! so each model call converts only the messages added since the previous one.
+//! Nothing this module hands to JS owns wasm memory: `compileAgent` checks a config once and returns a
+//! frozen JS object (the spec); each `prompt`/`resume`/`runSession` builds the Rust agent from it, runs,
+//! and drops everything when its promise settles. So an agent, session or saver the package's front
+//! hands out is released by the garbage collector like any JS object — no finalizer has to run (workerd
+//! and tight `await` loops may never run them).
+//!
+//! Data crosses the boundary as JSON text (`serde_json` here, `JSON.parse`/`JSON.stringify` there): one
+//! call per value instead of one per field.
 
 mod adapters;
 mod convert;
@@ -10,224 +15,840 @@ mod glue;
 mod providers;
 mod savers;
 
-use std::rc::Rc;
-
 use js_sys::{Array, Function, Promise};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use adapters::{JsModel, JsTool};
+use adapters::{Callee, JsModel, JsTool, approval_of};
 use convert::{
-    agent_error, checkpoint_text, config_error, fields, get, integer_option, json_text, outcome_to_js, string_option,
+    agent_error, agent_error_as, checkpoint_text, config_error, fields, get, integer_option, json_text, outcome_to_js,
+    string_option, to_js,
 };
-use glue::normalize_tool;
-use savers::JsSaver;
+use glue::{compile_schema, describe, freeze, make_error};
+use providers::Provider;
+use savers::AnySaver;
 
-use crate::agent::{AgentConfig, DEFAULT_MAX_ITERATIONS, Outcome, drive};
+use crate::agent::{AgentConfig, Hooks, Input, Outcome, check_tool_name, drive};
 use crate::checkpoint::Checkpoint;
-use crate::error::AgentError;
-use crate::model::ToolDefinition;
-use crate::platform::{new_run_id, now_ms};
-use crate::run::Run;
-use crate::session::{Turn, run_session};
+use crate::error::{AgentError, ModelError};
+use crate::event::{Event, EventSink};
+use crate::interrupt::{OnExpire, Resume};
+use crate::model::{Model, ModelRequest, ModelResponse, ToolDefinition};
+use crate::platform::MaybeSend;
+use crate::run::DEFAULT_MAX_ITERATIONS;
+use crate::session::{SessionOptions, Thread, Turn, run_session};
 
-pub(crate) struct JsAgentInner {
-    pub(crate) config: AgentConfig,
-    pub(crate) model: Function,
-    pub(crate) tools_js: JsValue,
+fn invalid_tool(path: &str, what: &str, got: &JsValue) -> JsValue {
+    config_error(format!("{path}: expected {what}, got {}", describe(got)))
 }
 
-/// A configured agent; `prompt` and `resume` each return a promise of the outcome.
-#[wasm_bindgen(js_name = Agent)]
-pub struct JsAgent {
-    inner: Rc<JsAgentInner>,
+/// Checks a tool definition and compiles its schema: `{ name, description, inputSchema, handle,
+/// needsApproval?, onExpire? }`, frozen.
+fn normalize_tool(def: &JsValue, path: &str) -> Result<JsValue, JsValue> {
+    if !def.is_object() || def.is_function() {
+        return Err(invalid_tool(path, "a tool object", def));
+    }
+    let name = get(def, "name");
+    let name_text = name.as_string().unwrap_or_default();
+    check_tool_name(&name_text).map_err(|problem| match name.as_string() {
+        Some(_) => config_error(format!("{path}.name: {problem}")),
+        None => invalid_tool(&format!("{path}.name"), "1-64 letters, digits, \"_\" or \"-\"", &name),
+    })?;
+    let description = get(def, "description");
+    if !description.is_undefined() && !description.is_string() {
+        return Err(invalid_tool(&format!("{path}.description"), "a string", &description));
+    }
+    let handle = get(def, "handle");
+    if !handle.is_function() {
+        return Err(invalid_tool(
+            &format!("{path}.handle"),
+            "a function (input, ctx) => result",
+            &handle,
+        ));
+    }
+    let (schema, field) = match get(def, "inputSchema") {
+        s if s.is_undefined() => (get(def, "schema"), "schema"),
+        s => (s, "inputSchema"),
+    };
+    let input_schema = compile_schema(&schema, &format!("{path}.{field}"))?;
+    let approval = get(def, "needsApproval");
+    if !approval.is_function() {
+        approval_of(&approval).map_err(|p| config_error(format!("{path}.{p}")))?;
+    }
+    let on_expire = get(def, "onExpire");
+    if !on_expire.is_undefined() && !matches!(on_expire.as_string().as_deref(), Some("deny" | "error")) {
+        return Err(invalid_tool(
+            &format!("{path}.onExpire"),
+            "\"deny\" or \"error\"",
+            &on_expire,
+        ));
+    }
+    Ok(freeze(&fields(&[
+        ("name", name),
+        (
+            "description",
+            if description.is_undefined() {
+                "".into()
+            } else {
+                description
+            },
+        ),
+        ("inputSchema", input_schema),
+        ("handle", handle),
+        ("needsApproval", approval),
+        ("onExpire", on_expire),
+    ])))
 }
 
-fn parse_config(config: &JsValue) -> Result<JsAgentInner, JsValue> {
+/// `defineTool({ name, description, schema, handle, needsApproval?, onExpire? })`: checks it at once.
+#[wasm_bindgen(js_name = defineTool)]
+pub fn define_tool(def: JsValue) -> Result<JsValue, JsValue> {
+    normalize_tool(&def, "defineTool")
+}
+
+/// Type guard: the run paused for a human.
+#[wasm_bindgen(js_name = isInterrupted)]
+pub fn is_interrupted(result: JsValue) -> bool {
+    result.is_object() && get(&result, "interrupted").as_bool() == Some(true)
+}
+
+/// Returns a finished result; throws `RunInterruptedError` (with the same checkpoint object) for a paused one.
+#[wasm_bindgen(js_name = assertComplete)]
+pub fn assert_complete(result: JsValue) -> Result<JsValue, JsValue> {
+    if !is_interrupted(result.clone()) {
+        return Ok(result);
+    }
+    let question = get(&result, "question").as_string().unwrap_or_default();
+    let message = AgentError::Interrupted {
+        question: question.clone(),
+        checkpoint: Box::new(Checkpoint::new("", 0)),
+    }
+    .to_string();
+    Err(make_error(
+        "RunInterruptedError",
+        &message,
+        &fields(&[
+            ("question", question.into()),
+            ("checkpoint", get(&result, "checkpoint")),
+        ]),
+    ))
+}
+
+/// `compileAgent(config, builtinModel)`: checks `{ instructions?, tools?, model, maxIterations? }` once and
+/// returns the spec every run is built from. `builtinModel` is the spec of a provider or script when
+/// `config.model` is one of ours (the package's front knows), so the run calls it without JS in between.
+#[wasm_bindgen(js_name = compileAgent)]
+pub fn compile_agent(config: JsValue, builtin: JsValue) -> Result<JsValue, JsValue> {
     if !config.is_object() {
         return Err(config_error(
             "agent(config): expected a config object { instructions?, tools?, model, maxIterations? }".into(),
         ));
     }
-    let instructions = string_option(config, "instructions", "config")?;
-    let model = get(config, "model").dyn_into::<Function>().map_err(|_| {
-        config_error(
+    let instructions = string_option(&config, "instructions", "config")?;
+    let model = get(&config, "model");
+    if !model.is_function() {
+        return Err(config_error(
             "config.model: expected a model function (request) => response, e.g. scriptedModel([...]) or a provider"
                 .into(),
-        )
-    })?;
-    let max_iterations = integer_option(config, "maxIterations", "config", 1)?
+        ));
+    }
+    let max_iterations = integer_option(&config, "maxIterations", "config", 1)?
         .map_or(DEFAULT_MAX_ITERATIONS, |n| u32::try_from(n).unwrap_or(u32::MAX));
-    let tools_value = get(config, "tools");
-    let listed: Array = match tools_value {
+    let state = match get(&config, "state") {
+        s if s.is_undefined() => JsValue::UNDEFINED,
+        s => glue::plain_json_text(&s, "config.state")?.into(),
+    };
+    let keys = glue::checkpoint_keys_spec(&config)?;
+    let limits = limits_spec(&config)?;
+    let listed: Array = match get(&config, "tools") {
         v if v.is_undefined() || v.is_null() => Array::new(),
         v => v
             .dyn_into::<Array>()
             .map_err(|_| config_error("config.tools: expected an array of tools".into()))?,
     };
-    let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::new();
-    let tools_js = Array::new();
+    let tools = Array::new();
+    let tool_specs = Array::new();
+    let mut definitions = Vec::new();
     for (i, raw) in listed.iter().enumerate() {
         let t = normalize_tool(&raw, &format!("config.tools[{i}]"))?;
         let schema = get(&t, "inputSchema");
-        let definition = ToolDefinition {
+        definitions.push(ToolDefinition {
             name: get(&t, "name").as_string().unwrap_or_default(),
             description: get(&t, "description").as_string().unwrap_or_default(),
             input_schema: serde_json::from_str(&json_text(&schema).ok().flatten().unwrap_or_default())
                 .unwrap_or(Value::Null),
-        };
-        // What the model sees, from the JS values at hand (not converted back out of Rust).
-        tools_js.push(&fields(&[
+        });
+        // What a JS model sees, from the JS values at hand (not converted back out of Rust).
+        tool_specs.push(&freeze(&fields(&[
             ("name", get(&t, "name")),
             ("description", get(&t, "description")),
             ("inputSchema", schema),
-        ]));
-        let handle = get(&t, "handle")
-            .dyn_into::<Function>()
-            .map_err(|_| config_error(format!("config.tools[{i}].handle: expected a function")))?;
-        tools.push(Box::new(JsTool { definition, handle }));
+        ])));
+        tools.push(&t);
     }
-    let config = AgentConfig::new(instructions, tools, max_iterations).map_err(|e| agent_error(e, None))?;
-    Ok(JsAgentInner {
-        config,
-        model,
-        tools_js: tools_js.into(),
-    })
-}
-
-/// `agent(config)`: `{ instructions?, tools?, model, maxIterations? }`.
-#[wasm_bindgen]
-pub fn agent(config: JsValue) -> Result<JsAgent, JsValue> {
-    Ok(JsAgent {
-        inner: Rc::new(parse_config(&config)?),
-    })
-}
-
-async fn run_to_js(
-    inner: Rc<JsAgentInner>,
-    run: Result<Run, AgentError>,
-    seed: Option<(JsValue, usize)>,
-) -> Result<JsValue, JsValue> {
-    let run = run.map_err(|e| agent_error(e, None))?;
-    let model = JsModel::new(&inner, seed);
-    match drive(&inner.config, &model, run).await {
-        Ok(outcome @ Outcome::Complete(_)) => Ok(outcome_to_js(
-            &outcome,
-            Some(model.messages(&outcome.checkpoint().messages).into()),
-        )),
-        Ok(outcome) => Ok(outcome_to_js(&outcome, None)),
-        Err(e) => Err(agent_error(e, model.last_error.borrow_mut().take())),
-    }
-}
-
-#[wasm_bindgen(js_class = Agent)]
-impl JsAgent {
-    /// Starts a run with a user message.
-    pub fn prompt(&self, message: JsValue) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        let run = match message.as_string() {
-            Some(m) => Ok(Run::start(&m, inner.config.max_iterations, new_run_id(), now_ms())),
-            None => Err(AgentError::Config("prompt(message): expected a string".into())),
-        };
-        future_to_promise(run_to_js(inner, run, None))
-    }
-
-    /// Continues a checkpoint (object or JSON text) with the human's answer.
-    pub fn resume(&self, checkpoint: JsValue, answer: JsValue) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        let answer = match answer.as_string() {
-            Some(a) => Ok(a),
-            None if answer.is_undefined() => Ok(String::new()),
-            None => Err(AgentError::Config(
-                "resume(checkpoint, answer): answer must be a string".into(),
-            )),
-        };
-        let mut seed = None;
-        let run = answer.and_then(|answer| {
-            let (js_text, text) = checkpoint_text(&checkpoint)?;
-            let cp = Checkpoint::from_json(&text)?;
-            seed = Some((js_text, cp.messages.len()));
-            Ok(Run::resume(cp, &answer, inner.config.max_iterations, new_run_id)?)
+    // Structured output: the schema (builder or JSON Schema) and the final_answer tool models see.
+    let output = match get(&config, "output") {
+        o if o.is_undefined() || o.is_null() => JsValue::UNDEFINED,
+        o => {
+            let schema = glue::compile_output_schema(&o, "config.output")?;
+            let text = json_text(&schema).ok().flatten().unwrap_or_default();
+            let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            let (definition, _) = crate::run::final_answer_definition(&value);
+            tool_specs.push(&freeze(&to_js(&definition)));
+            text.into()
+        }
+    };
+    let max_output_retries = integer_option(&config, "maxOutputRetries", "config", 0)?
+        .map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, |n| {
+            u32::try_from(n).unwrap_or(u32::MAX)
         });
-        future_to_promise(run_to_js(inner, run, seed))
-    }
-
-    /// `session(saver, id, { keepCompleted? })`: the run stored under `id` in `saver`.
-    pub fn session(&self, saver: JsValue, id: JsValue, options: JsValue) -> Result<JsSession, JsValue> {
-        let saver = JsSaver::new(saver)?;
-        let id = id
-            .as_string()
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| config_error("session(saver, id): id must be a non-empty string".into()))?;
-        let keep = match get(&options, "keepCompleted") {
-            k if k.is_undefined() || k.is_null() => false,
-            k => k
-                .as_bool()
-                .ok_or_else(|| config_error("session options.keepCompleted: expected a boolean".into()))?,
-        };
-        Ok(JsSession {
-            agent: Rc::clone(&self.inner),
-            saver: Rc::new(saver),
-            id,
-            keep,
-        })
-    }
+    let definitions = serde_json::to_string(&definitions).unwrap_or_default();
+    let spec = freeze(&fields(&[
+        ("instructions", instructions.map_or(JsValue::UNDEFINED, JsValue::from)),
+        ("tools", tools.into()),
+        ("toolSpecs", freeze(&tool_specs)),
+        ("definitions", definitions.into()),
+        ("model", model),
+        ("builtin", builtin),
+        ("maxIterations", max_iterations.into()),
+        ("state", state),
+        ("keys", keys),
+        ("limits", limits),
+        ("output", output),
+        ("maxOutputRetries", max_output_retries.into()),
+    ]));
+    // The agent's own rules (e.g. one name per tool) are checked here, not at the first call.
+    Parts::build(&spec)?;
+    Ok(spec)
 }
 
-/// A conversation stored in a saver under an id: `prompt(message)` and `reply(answer)`.
-#[wasm_bindgen(js_name = Session)]
-pub struct JsSession {
-    agent: Rc<JsAgentInner>,
-    saver: Rc<JsSaver>,
-    id: String,
-    keep: bool,
+/// `config.limits` (`{ maxCheckpointBytes?, maxDepth? }`), checked.
+fn limits_spec(config: &JsValue) -> Result<JsValue, JsValue> {
+    let limits = get(config, "limits");
+    if limits.is_undefined() || limits.is_null() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    if !limits.is_object() {
+        return Err(config_error(format!(
+            "config.limits: expected {{ maxCheckpointBytes?, maxDepth? }}, got {}",
+            describe(&limits)
+        )));
+    }
+    let bytes = integer_option(&limits, "maxCheckpointBytes", "config.limits", 1)?;
+    let depth = integer_option(&limits, "maxDepth", "config.limits", 1)?;
+    if let Some(d) = depth.filter(|d| *d > crate::limits::MAX_DEPTH_LIMIT as u64) {
+        return Err(config_error(format!(
+            "config.limits.maxDepth: {d} is over {} (what a checkpoint can hold and still be read back)",
+            crate::limits::MAX_DEPTH_LIMIT
+        )));
+    }
+    let number = |n: Option<u64>| n.map_or(JsValue::UNDEFINED, |n| JsValue::from_f64(n as f64));
+    Ok(freeze(&fields(&[
+        ("maxCheckpointBytes", number(bytes)),
+        ("maxDepth", number(depth)),
+    ])))
 }
 
-impl JsSession {
-    fn turn(&self, text: JsValue, reply: bool) -> Promise {
-        let (agent, saver, id, keep) = (
-            Rc::clone(&self.agent),
-            Rc::clone(&self.saver),
-            self.id.clone(),
-            self.keep,
-        );
-        future_to_promise(async move {
-            let what = if reply { "reply(answer)" } else { "prompt(message)" };
-            let text = text
-                .as_string()
-                .ok_or_else(|| config_error(format!("{what}: expected a string")))?;
-            let model = JsModel::new(&agent, None);
-            let turn = if reply { Turn::Reply(&text) } else { Turn::Prompt(&text) };
-            match run_session(&agent.config, &model, &*saver, &id, turn, keep).await {
-                Ok(outcome) => Ok(outcome_to_js(&outcome, None)),
-                Err(e) => {
-                    let cause = match &e {
-                        AgentError::Saver { .. } => saver.last_error.borrow_mut().take(),
-                        _ => model.last_error.borrow_mut().take(),
-                    };
-                    Err(agent_error(e, cause))
-                }
+/// The limits a spec names (defaults for what it leaves out).
+fn limits_of(spec: &JsValue) -> crate::limits::Limits {
+    let limits = get(spec, "limits");
+    let mut out = crate::limits::Limits::default();
+    if let Some(n) = get(&limits, "maxCheckpointBytes").as_f64() {
+        out = out.max_checkpoint_bytes(n as usize);
+    }
+    if let Some(n) = get(&limits, "maxDepth").as_f64() {
+        out = out.max_depth(n as usize);
+    }
+    out
+}
+
+/// The checkpoint keys a spec holds.
+fn keys_of(spec: &JsValue) -> Option<crate::keys::CheckpointKeys> {
+    let keys = get(spec, "keys");
+    let current = get(&keys, "current").as_string()?;
+    let mut out = crate::keys::CheckpointKeys::new(current).sealed(get(&keys, "sealed").as_bool() == Some(true));
+    for pair in Array::from(&get(&keys, "keys")).iter() {
+        let pair = Array::from(&pair);
+        let kid = pair.get(0).as_string().unwrap_or_default();
+        let secret = js_sys::Uint8Array::new(&pair.get(1)).to_vec();
+        out = out.key(kid, secret);
+    }
+    Some(out)
+}
+
+/// What a run needs, built from a spec for one call and dropped with it.
+struct Parts {
+    config: AgentConfig,
+    model: SpecModel,
+}
+
+/// A model as the spec names it: a JS function or script, or a provider called directly.
+enum SpecModel {
+    Js(JsModel),
+    Provider(Provider),
+}
+
+impl Model for SpecModel {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        async move {
+            match self {
+                SpecModel::Js(m) => m.complete(request).await,
+                SpecModel::Provider(m) => m.complete(request).await,
             }
-        })
+        }
     }
 }
 
-#[wasm_bindgen(js_class = Session)]
-impl JsSession {
-    /// Starts the session (or continues a completed, kept one) with `message`.
-    pub fn prompt(&self, message: JsValue) -> Promise {
-        self.turn(message, false)
+impl Parts {
+    fn build(spec: &JsValue) -> Result<Self, JsValue> {
+        let definitions: Vec<ToolDefinition> =
+            serde_json::from_str(&get(spec, "definitions").as_string().unwrap_or_default())
+                .map_err(|_| config_error("not an agent: create it with agent(config)".into()))?;
+        let listed = Array::from(&get(spec, "tools"));
+        let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(definitions.len());
+        for (k, definition) in definitions.into_iter().enumerate() {
+            let t = listed.get(u32::try_from(k).unwrap_or(u32::MAX));
+            tools.push(Box::new(JsTool {
+                definition,
+                handle: get(&t, "handle").unchecked_into(),
+                approval: get(&t, "needsApproval"),
+                on_expire: match get(&t, "onExpire").as_string().as_deref() {
+                    Some("deny") => OnExpire::Deny,
+                    _ => OnExpire::Error,
+                },
+            }));
+        }
+        let instructions = get(spec, "instructions").as_string();
+        let max_iterations = get(spec, "maxIterations")
+            .as_f64()
+            .map_or(DEFAULT_MAX_ITERATIONS, |n| n as u32);
+        let builtin = get(spec, "builtin");
+        let model = match Provider::from_spec(&builtin) {
+            Some(p) => SpecModel::Provider(p),
+            None => {
+                let script = get(&builtin, "script");
+                let callee = if Array::is_array(&script) {
+                    Callee::Script(script.unchecked_into())
+                } else {
+                    Callee::Function(get(spec, "model").unchecked_into())
+                };
+                SpecModel::Js(JsModel::new(
+                    callee,
+                    get(spec, "toolSpecs"),
+                    instructions.as_deref(),
+                    None,
+                ))
+            }
+        };
+        let mut config = AgentConfig::new(instructions, tools, max_iterations).map_err(|e| agent_error(e, None))?;
+        config.set_limits(limits_of(spec));
+        let state = get(spec, "state")
+            .as_string()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        config.set_state(state).map_err(|e| agent_error(e, None))?;
+        if let Some(output) = get(spec, "output")
+            .as_string()
+            .and_then(|t| serde_json::from_str(&t).ok())
+        {
+            let retries = get(spec, "maxOutputRetries")
+                .as_f64()
+                .map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, |n| n as u32);
+            config.set_output(output, retries).map_err(|e| agent_error(e, None))?;
+        }
+        if let Some(keys) = keys_of(spec) {
+            config.set_keys(keys).map_err(|e| agent_error(e, None))?;
+        }
+        Ok(Parts { config, model })
     }
 
-    /// Answers the session's pending question.
-    pub fn reply(&self, answer: JsValue) -> Promise {
-        self.turn(answer, true)
+    fn cause(&self) -> Option<JsValue> {
+        match &self.model {
+            SpecModel::Js(m) => m.last_error.borrow_mut().take(),
+            SpecModel::Provider(_) => None,
+        }
     }
 
-    /// The session's id.
-    #[wasm_bindgen(getter)]
-    pub fn id(&self) -> String {
-        self.id.clone()
+    /// The JS result or error of a run; with sealing on, its checkpoint is handed out sealed.
+    async fn finish(&self, ran: Result<Outcome, AgentError>, cause: Option<JsValue>) -> Result<JsValue, JsValue> {
+        let codec = self.config.codec();
+        let checkpoint = match &ran {
+            Ok(outcome) => Some(outcome.checkpoint()),
+            Err(e) => e.checkpoint(),
+        };
+        let sealed = match checkpoint.filter(|_| codec.sealed()) {
+            Some(cp) => Some(sealed_js(codec, cp).await?),
+            None => None,
+        };
+        match ran {
+            Ok(outcome) => {
+                let messages = match (&self.model, &outcome) {
+                    (SpecModel::Js(m), Outcome::Complete(r)) => Some(m.messages(&r.checkpoint.messages).into()),
+                    _ => None,
+                };
+                Ok(outcome_to_js(&outcome, messages, sealed))
+            }
+            Err(e) => Err(agent_error_as(e, cause, sealed)),
+        }
     }
+
+    /// Decodes a checkpoint handed in from JS (object, JSON text, or sealed envelope) as the agent reads
+    /// checkpoints, and lets a JS model reuse the caller's copy of its messages.
+    async fn checkpoint_in(&self, value: &JsValue) -> Result<Checkpoint, AgentError> {
+        let codec = self.config.codec();
+        let (js_text, text) = checkpoint_text(value, codec.limits.max_checkpoint_bytes)?;
+        let cp = codec.decode(&text).await?;
+        if let (SpecModel::Js(m), false) = (&self.model, crate::keys::is_sealed_text(&text)) {
+            m.seed((js_text, cp.messages.len()));
+        }
+        Ok(cp)
+    }
+}
+
+/// A signed checkpoint as the JS value to hand out when sealing: the envelope object.
+async fn sealed_js(codec: crate::keys::Codec<'_>, checkpoint: &Checkpoint) -> Result<JsValue, JsValue> {
+    let text = codec.text(checkpoint).await.map_err(|e| agent_error(e.into(), None))?;
+    Ok(js_sys::JSON::parse(&text).unwrap_or(JsValue::UNDEFINED))
+}
+
+/// A checkpoint as the JS value to hand out: sealed, or as it is.
+async fn checkpoint_out(codec: crate::keys::Codec<'_>, checkpoint: &Checkpoint) -> Result<JsValue, JsValue> {
+    if codec.sealed() {
+        sealed_js(codec, checkpoint).await
+    } else {
+        Ok(to_js(checkpoint))
+    }
+}
+
+impl Parts {}
+
+/// Sends each event to a JS callback as a plain object. What the callback throws is ignored: a broken
+/// listener must not break a run the user pays for.
+struct JsEvents {
+    callback: Function,
+}
+
+impl EventSink for JsEvents {
+    fn event(&mut self, event: &Event<'_>) {
+        let _ = self.callback.call1(&JsValue::UNDEFINED, &to_js(event));
+    }
+}
+
+/// `{ onEvent?, signal? }` of a call.
+struct CallOptions {
+    events: Option<JsEvents>,
+    signal: Option<JsValue>,
+}
+
+impl CallOptions {
+    fn read(options: &JsValue, what: &str) -> Result<Self, JsValue> {
+        if options.is_undefined() || options.is_null() {
+            return Ok(CallOptions {
+                events: None,
+                signal: None,
+            });
+        }
+        if !options.is_object() {
+            return Err(config_error(format!(
+                "{what}: options must be an object {{ onEvent?, signal? }}"
+            )));
+        }
+        let on_event = get(options, "onEvent");
+        let events = match on_event {
+            f if f.is_function() => Some(JsEvents {
+                callback: f.unchecked_into(),
+            }),
+            f if f.is_undefined() || f.is_null() => None,
+            f => return Err(invalid_tool(&format!("{what}: options.onEvent"), "a function", &f)),
+        };
+        let signal = Some(get(options, "signal")).filter(|s| s.is_object());
+        Ok(CallOptions { events, signal })
+    }
+}
+
+/// What `prompt` and `resume` start from, as JS handed it in.
+enum CallInput {
+    Prompt(JsValue),
+    Resume { checkpoint: JsValue, answer: JsValue },
+}
+
+impl Parts {
+    async fn input(&self, input: CallInput) -> Result<Input, AgentError> {
+        match input {
+            CallInput::Prompt(message) => match message.as_string() {
+                Some(m) => Ok(Input::Prompt(m)),
+                None => Err(AgentError::Argument("prompt(message): expected a string".into())),
+            },
+            CallInput::Resume { checkpoint, answer } => {
+                let answer = resume_input(&answer)?;
+                Ok(Input::Resume(self.checkpoint_in(&checkpoint).await?, answer))
+            }
+        }
+    }
+}
+
+/// Runs `input` with `options`, converting the outcome or error at the end.
+async fn run_js(spec: JsValue, input: CallInput, options: CallOptions) -> Result<JsValue, JsValue> {
+    let parts = Parts::build(&spec)?;
+    let input = parts.input(input).await.map_err(|e| agent_error(e, None))?;
+    let run = parts.config.begin(input).map_err(|e| agent_error(e, None))?;
+    if let (SpecModel::Js(m), true) = (&parts.model, run.applied().iter().any(|a| a.modified_args.is_some())) {
+        m.drop_seed();
+    }
+    let CallOptions { mut events, signal } = options;
+    let aborted = move || {
+        signal
+            .as_ref()
+            .is_some_and(|s| get(s, "aborted").as_bool() == Some(true))
+    };
+    let mut hooks = Hooks {
+        events: events.as_mut().map(|e| e as &mut dyn EventSink),
+        aborted: Some(&aborted),
+        ..Hooks::default()
+    };
+    let ran = drive(&parts.config, &parts.model, run, &mut hooks).await;
+    let cause = if ran.is_err() { parts.cause() } else { None };
+    parts.finish(ran, cause).await
+}
+
+/// `prompt(spec, message, options)`: starts a run.
+#[wasm_bindgen]
+pub fn prompt(spec: JsValue, message: JsValue, options: JsValue) -> Promise {
+    match CallOptions::read(&options, "prompt(message, options)") {
+        Ok(options) => future_to_promise(run_js(spec, CallInput::Prompt(message), options)),
+        Err(e) => Promise::reject(&e),
+    }
+}
+
+/// `resume(spec, checkpoint, answer, options)`: continues a checkpoint (object or JSON text).
+#[wasm_bindgen]
+pub fn resume(spec: JsValue, checkpoint: JsValue, answer: JsValue, options: JsValue) -> Promise {
+    match CallOptions::read(&options, "resume(checkpoint, answer, options)") {
+        Ok(options) => future_to_promise(run_js(spec, CallInput::Resume { checkpoint, answer }, options)),
+        Err(e) => Promise::reject(&e),
+    }
+}
+
+/// A session's `timeoutMs`: the time limit of each saver operation, if any.
+fn saver_timeout(options: &JsValue) -> Result<Option<u64>, JsValue> {
+    integer_option(options, "timeoutMs", "session options", 1)
+}
+
+/// A session's options `{ keepCompleted?, maxHistory?, autoSave?, timeoutMs? }`, checked.
+fn session_options(options: &JsValue) -> Result<SessionOptions, JsValue> {
+    let mut o = SessionOptions::default();
+    match get(options, "keepCompleted") {
+        k if k.is_undefined() || k.is_null() => {}
+        k => {
+            o.keep_completed = k
+                .as_bool()
+                .ok_or_else(|| config_error("session options.keepCompleted: expected a boolean".into()))?;
+        }
+    }
+    if let Some(n) = integer_option(options, "maxHistory", "session options", 0)? {
+        o.max_history = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    match get(options, "autoSave").as_string().as_deref() {
+        None if get(options, "autoSave").is_undefined() => {}
+        Some("step") => o.save_every_step = true,
+        Some("stop") => o.save_every_step = false,
+        _ => {
+            return Err(config_error(
+                "session options.autoSave: expected \"step\" (after every step) or \"stop\" (when the run starts and stops)"
+                    .into(),
+            ));
+        }
+    }
+    saver_timeout(options)?;
+    Ok(o)
+}
+
+/// `runSession(spec, saverSpec, saver, id, turn, value, sessionOptions, options)`: one session call;
+/// `turn` is `prompt`, `reply` or `resume`.
+#[allow(clippy::too_many_arguments)] // one flat call across the boundary
+#[wasm_bindgen(js_name = runSession)]
+pub fn run_session_js(
+    spec: JsValue,
+    saver_spec: JsValue,
+    saver: JsValue,
+    id: String,
+    turn: String,
+    value: JsValue,
+    session: JsValue,
+    options: JsValue,
+) -> Promise {
+    future_to_promise(async move {
+        let what = format!("{turn}(…)");
+        let turn = match turn.as_str() {
+            "reply" => Turn::Reply(resume_input(&value).map_err(|e| agent_error(e, None))?),
+            "resume" => Turn::Continue,
+            _ => Turn::Prompt(
+                value
+                    .as_string()
+                    .ok_or_else(|| config_error("prompt(message): expected a string".into()))?,
+            ),
+        };
+        let CallOptions { events, signal } = CallOptions::read(&options, &what)?;
+        let timeout = saver_timeout(&session)?;
+        let session = session_options(&session)?;
+        let parts = Parts::build(&spec)?;
+        let any = AnySaver::from_js(&saver_spec, &saver)?;
+        let store = savers::Timed {
+            inner: &any,
+            ms: timeout,
+        };
+        let aborted = move || {
+            signal
+                .as_ref()
+                .is_some_and(|s| get(s, "aborted").as_bool() == Some(true))
+        };
+        let mut sink: Box<dyn EventSink> = match events {
+            Some(e) => Box::new(e),
+            None => Box::new(crate::agent::NoEvents),
+        };
+        let ran = run_session(
+            &parts.config,
+            &parts.model,
+            &store,
+            &id,
+            turn,
+            session,
+            &mut *sink,
+            Some(&aborted),
+        )
+        .await;
+        let cause = match &ran {
+            Ok(_) => None,
+            Err(AgentError::Saver { .. }) => any.cause(),
+            Err(_) => parts.cause(),
+        };
+        parts.finish(ran, cause).await
+    })
+}
+
+/// `sessionOp(spec, saverSpec, saver, id, op, a, b)`: a session's history operations — `checkpoint(step?)`,
+/// `history(limit, before?)`, `label(step, name)`, `restore(stepOrLabel)`, `save(checkpoint)`, `delete()` —
+/// reading and writing checkpoints as the agent of `spec` does (limits, keys).
+#[allow(clippy::too_many_arguments)] // one flat call across the boundary
+#[wasm_bindgen(js_name = sessionOp)]
+pub fn session_op(
+    spec: JsValue,
+    saver_spec: JsValue,
+    saver: JsValue,
+    id: String,
+    session: JsValue,
+    op: String,
+    a: JsValue,
+    b: JsValue,
+) -> Promise {
+    future_to_promise(async move {
+        let parts = Parts::build(&spec)?;
+        let codec = parts.config.codec();
+        let any = AnySaver::from_js(&saver_spec, &saver)?;
+        let store = savers::Timed {
+            inner: &any,
+            ms: saver_timeout(&session)?,
+        };
+        let thread = Thread {
+            saver: &store,
+            id: &id,
+            options: SessionOptions::default(),
+            codec,
+        };
+        let step = |v: &JsValue, what: &str| -> Result<Option<u64>, JsValue> {
+            if v.is_undefined() || v.is_null() {
+                return Ok(None);
+            }
+            let n = v
+                .as_f64()
+                .or_else(|| v.as_string().and_then(|s| s.parse::<f64>().ok()))
+                .filter(|n| *n >= 1.0 && n.fract() == 0.0)
+                .ok_or_else(|| config_error(format!("{what}: expected a step id (a positive integer)")))?;
+            Ok(Some(n as u64))
+        };
+        let fail = |e: AgentError| agent_error(e, any.cause());
+        match op.as_str() {
+            "checkpoint" => match thread.checkpoint(step(&a, "checkpoint(id)")?).await.map_err(fail)? {
+                Some(cp) => checkpoint_out(codec, &cp).await,
+                None => Ok(JsValue::NULL),
+            },
+            "history" => {
+                let limit =
+                    step(&a, "history({ limit })")?.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+                let before = step(&b, "history({ before })")?;
+                let entries = thread.history(limit, before).await.map_err(fail)?;
+                Ok(to_js(&entries.iter().map(history_entry).collect::<Vec<_>>()))
+            }
+            "label" => {
+                let at = step(&a, "label(id, name)")?
+                    .ok_or_else(|| config_error("label(id, name): id is required".into()))?;
+                let name = b
+                    .as_string()
+                    .ok_or_else(|| config_error("label(id, name): name must be a string".into()))?;
+                thread.label(at, &name).await.map_err(fail)?;
+                Ok(JsValue::UNDEFINED)
+            }
+            "restore" => {
+                let target = a
+                    .as_string()
+                    .or_else(|| a.as_f64().map(|n| format!("{n}")))
+                    .ok_or_else(|| config_error("restore(idOrLabel): expected a step id or a label".into()))?;
+                checkpoint_out(codec, &thread.restore(&target).await.map_err(fail)?).await
+            }
+            "save" => {
+                let cp = parts.checkpoint_in(&a).await.map_err(|e| agent_error(e, None))?;
+                checkpoint_out(codec, &thread.save(&cp).await.map_err(fail)?).await
+            }
+            "delete" => {
+                thread.delete().await.map_err(fail)?;
+                Ok(JsValue::UNDEFINED)
+            }
+            other => Err(config_error(format!("unknown session operation {other:?}"))),
+        }
+    })
+}
+
+/// A history entry as JS sees it: `{ id, parentId?, step, label?, createdAt, interrupted, question?,
+/// iterations, usage, messageCount }`.
+fn history_entry(e: &crate::saver::SavedCheckpoint) -> Value {
+    let s = &e.summary;
+    let mut m = serde_json::Map::new();
+    let step = s.step.unwrap_or(0);
+    m.insert("id".into(), step.to_string().into());
+    if let Some(p) = s.parent_step {
+        m.insert("parentId".into(), p.to_string().into());
+    }
+    m.insert("step".into(), step.into());
+    if let Some(l) = &s.label {
+        m.insert("label".into(), l.clone().into());
+    }
+    if let Some(t) = s.updated_at {
+        m.insert("createdAt".into(), t.into());
+    }
+    m.insert("interrupted".into(), s.interrupted.into());
+    if let Some(q) = &s.question {
+        m.insert("question".into(), q.clone().into());
+    }
+    m.insert("iterations".into(), s.iterations.into());
+    m.insert(
+        "usage".into(),
+        serde_json::json!({"inputTokens": s.usage.input_tokens, "outputTokens": s.usage.output_tokens}),
+    );
+    m.insert("messageCount".into(), s.message_count.into());
+    Value::Object(m)
+}
+
+/// `listSessions(saverSpec, saver, prefix)`: the sessions (their heads) stored in a saver.
+#[wasm_bindgen(js_name = listSessions)]
+pub fn list_sessions_js(saver_spec: JsValue, saver: JsValue, prefix: JsValue) -> Promise {
+    future_to_promise(async move {
+        let store = AnySaver::from_js(&saver_spec, &saver)?;
+        let prefix = prefix.as_string().unwrap_or_default();
+        let listed = crate::session::list_sessions(&store, &prefix)
+            .await
+            .map_err(|e| agent_error(e, store.cause()))?;
+        Ok(to_js(&listed))
+    })
+}
+
+/// The second argument of `resume`: a text answer, or `{ decisions }` (an array in interrupt order, or an
+/// object keyed by interrupt id).
+fn resume_input(answer: &JsValue) -> Result<Resume, AgentError> {
+    if answer.is_undefined() || answer.is_null() {
+        return Ok(Resume::Answer(String::new()));
+    }
+    if let Some(text) = answer.as_string() {
+        return Ok(Resume::Answer(text));
+    }
+    let problem = |p: String| AgentError::Decision { id: None, problem: p };
+    let decisions = get(answer, "decisions");
+    if !answer.is_object() || decisions.is_undefined() {
+        return Err(problem(format!(
+            "answer: expected a string or {{ decisions }}, got {}",
+            describe(answer)
+        )));
+    }
+    let text = json_text(&decisions)
+        .ok()
+        .flatten()
+        .ok_or_else(|| problem("decisions: not JSON".into()))?;
+    Resume::from_decisions_json(&text)
+}
+
+/// `scriptedSpec(responses)`: checks a script for `scriptedModel(responses)`.
+#[wasm_bindgen(js_name = scriptedSpec)]
+pub fn scripted_spec(responses: JsValue) -> Result<JsValue, JsValue> {
+    if !Array::is_array(&responses) {
+        return Err(config_error(format!(
+            "scriptedModel(responses): expected an array, got {}",
+            describe(&responses)
+        )));
+    }
+    let script = Array::from(&responses).slice(0, Array::from(&responses).length());
+    Ok(freeze(&fields(&[
+        ("kind", "scripted".into()),
+        ("script", freeze(&script)),
+    ])))
+}
+
+/// `scriptedComplete(spec, request)`: a scripted model called as a plain function.
+#[wasm_bindgen(js_name = scriptedComplete)]
+pub fn scripted_complete(spec: JsValue, request: JsValue) -> Promise {
+    future_to_promise(async move {
+        let messages: Vec<crate::message::Message> =
+            serde_json::from_str(&json_text(&get(&request, "messages")).ok().flatten().unwrap_or_default())
+                .map_err(|e| config_error(format!("scriptedModel(request): request.messages: {e}")))?;
+        let model = JsModel::new(
+            Callee::Script(get(&spec, "script").unchecked_into()),
+            get(&request, "tools"),
+            get(&request, "system").as_string().as_deref(),
+            None,
+        );
+        let request_tools: Vec<ToolDefinition> = Vec::new();
+        let r = model
+            .complete(ModelRequest {
+                system: None,
+                messages: &messages,
+                tools: &request_tools,
+            })
+            .await;
+        match r {
+            Ok(response) => Ok(to_js(&response)),
+            Err(e) => {
+                let cause = model.last_error.borrow_mut().take();
+                Err(cause.unwrap_or_else(|| convert::model_error(e)))
+            }
+        }
+    })
+}
+
+/// `checkSession(saver, builtin, id, options)`: the arguments of `agent.session(saver, id, options)`,
+/// checked at once.
+#[wasm_bindgen(js_name = checkSession)]
+pub fn check_session(saver: JsValue, builtin: bool, id: JsValue, options: JsValue) -> Result<(), JsValue> {
+    if !builtin {
+        savers::JsSaver::new(saver)?;
+    }
+    let id = id.as_string().unwrap_or_default();
+    if id.is_empty() || id.contains(crate::session::HISTORY_SEPARATOR) {
+        return Err(config_error(format!(
+            "session(saver, id): id must be a non-empty string without {:?}",
+            crate::session::HISTORY_SEPARATOR
+        )));
+    }
+    session_options(&options).map(|_| ())
+}
+
+/// `memoryUsage()`: `{ wasmBytes }`, the size of this package's WebAssembly memory (it only grows; a
+/// long-lived isolate can watch it).
+#[wasm_bindgen(js_name = memoryUsage)]
+pub fn memory_usage() -> JsValue {
+    let bytes = wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map(|m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length())
+        .unwrap_or(0);
+    fields(&[("wasmBytes", JsValue::from_f64(f64::from(bytes)))])
 }

@@ -1,26 +1,24 @@
-//! `anthropic(...)`, `openai(...)`, `workersAI(...)`: each returns a model function
-//! `(request) => Promise<response>` backed by the Rust providers, so it composes like any other model.
+//! `anthropic(...)`, `openai(...)`, `workersAI(...)`: validated once into a spec (a frozen JS object the
+//! package's front keeps out of reach), from which each call builds the Rust provider. An agent given one
+//! of these models calls the Rust provider directly; called as a plain function, it works the same.
 
-use std::rc::Rc;
-
-use js_sys::{Function, Object, Promise};
+use js_sys::{Array, Function, Object, Promise};
 use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::convert::{config_error, get, integer_option, json_text, model_error, string_option, to_js};
-use super::glue::error_message;
+use super::convert::{config_error, fields, get, integer_option, json_text, model_error, string_option, to_js};
+use super::glue::{error_message, freeze};
 use crate::error::ModelError;
-use crate::message::ContentBlock;
-use crate::message::Message;
-use crate::model::ModelResponse;
-use crate::model::{Model, ModelRequest, ToolDefinition};
+use crate::message::{ContentBlock, Message};
+use crate::model::{Model, ModelRequest, ModelResponse, ToolDefinition};
+use crate::platform::MaybeSend;
 use crate::provider::anthropic::Anthropic;
 use crate::provider::openai::{OpenAi, chat_body, chat_response, tool_use, usage};
 use crate::provider::{FetchClient, HttpModel, Retry, WireFormat};
 
-/// The request as the model function receives it.
+/// The request as a model function receives it.
 #[derive(Deserialize)]
 struct OwnedRequest {
     #[serde(default)]
@@ -38,35 +36,6 @@ fn decode(request: &JsValue) -> Result<OwnedRequest, ModelError> {
     })
 }
 
-/// A JS function calling `model` with each request.
-fn as_function<M: Model + 'static>(model: M) -> JsValue {
-    let model = Rc::new(model);
-    let f = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |request: JsValue| {
-        let model = Rc::clone(&model);
-        future_to_promise(async move {
-            let owned = decode(&request).map_err(model_error)?;
-            let req = ModelRequest {
-                system: owned.system.as_deref(),
-                messages: &owned.messages,
-                tools: &owned.tools,
-            };
-            model.complete(req).await.map(|r| to_js(&r)).map_err(model_error)
-        })
-    });
-    f.into_js_value()
-}
-
-struct Common {
-    api_key: String,
-    model: String,
-    base_url: Option<String>,
-    max_tokens: Option<u32>,
-    headers: Vec<(String, String)>,
-    retry: Retry,
-    timeout_ms: Option<u64>,
-    signal: Option<JsValue>,
-}
-
 /// A string option that must be present when `needed`.
 fn required(options: &JsValue, key: &str, what: &str, needed: bool) -> Result<Option<String>, JsValue> {
     match string_option(options, key, what)? {
@@ -75,93 +44,202 @@ fn required(options: &JsValue, key: &str, what: &str, needed: bool) -> Result<Op
     }
 }
 
-/// The endpoint settings both wire formats share.
-fn endpoint(c: &Common, base_url: &mut String, headers: &mut Vec<(String, String)>, timeout: &mut std::time::Duration) {
-    if let Some(url) = &c.base_url {
-        base_url.clone_from(url);
-    }
-    if let Some(ms) = c.timeout_ms {
-        *timeout = std::time::Duration::from_millis(ms);
-    }
-    headers.clone_from(&c.headers);
-}
-
-fn common(options: &JsValue, what: &str, key_required: bool) -> Result<Common, JsValue> {
+fn http_spec(kind: &str, options: &JsValue) -> Result<JsValue, JsValue> {
+    let what = format!("{kind}(options)");
     if !options.is_object() {
         return Err(config_error(format!(
             "{what}: expected an options object {{ apiKey, model, ... }}"
         )));
     }
-    let mut headers = Vec::new();
+    let headers = Array::new();
     let h = get(options, "headers");
     if h.is_object() {
         for entry in Object::entries(h.unchecked_ref()).iter() {
-            let pair: js_sys::Array = entry.unchecked_into();
-            let value = pair
-                .get(1)
-                .as_string()
-                .ok_or_else(|| config_error(format!("{what}: header values must be strings")))?;
-            headers.push((pair.get(0).as_string().unwrap_or_default(), value));
+            let pair: Array = entry.unchecked_into();
+            if pair.get(1).as_string().is_none() {
+                return Err(config_error(format!("{what}: header values must be strings")));
+            }
+            headers.push(&pair);
         }
+    } else if !h.is_undefined() && !h.is_null() {
+        return Err(config_error(format!("{what}.headers: expected an object of strings")));
     }
+    let api_key = required(options, "apiKey", &what, kind == "anthropic")?;
+    let model = required(options, "model", &what, true)?;
+    let base_url = string_option(options, "baseURL", &what)?;
+    let max_tokens = integer_option(options, "maxTokens", &what, 1)?;
+    let max_retries = integer_option(options, "maxRetries", &what, 0)?;
+    let timeout_ms = integer_option(options, "timeoutMs", &what, 0)?;
+    let num = |n: Option<u64>| n.map_or(JsValue::UNDEFINED, |n| JsValue::from_f64(n as f64));
+    let opt = |s: Option<String>| s.map_or(JsValue::UNDEFINED, JsValue::from);
+    let signal = Some(get(options, "signal"))
+        .filter(|s| s.is_object())
+        .unwrap_or(JsValue::UNDEFINED);
+    Ok(freeze(&fields(&[
+        ("kind", kind.into()),
+        ("apiKey", opt(api_key)),
+        ("model", opt(model)),
+        ("baseURL", opt(base_url)),
+        ("maxTokens", num(max_tokens)),
+        ("maxRetries", num(max_retries)),
+        ("timeoutMs", num(timeout_ms)),
+        ("headers", headers.into()),
+        ("signal", signal),
+        (
+            "browserAccess",
+            get(options, "dangerouslyAllowBrowser")
+                .as_bool()
+                .unwrap_or(false)
+                .into(),
+        ),
+    ])))
+}
+
+/// `providerSpec(kind, a, b)`: checks a provider's options and returns its spec. `anthropic(options)`,
+/// `openai(options)`, `workersAI(binding, options)`.
+#[wasm_bindgen(js_name = providerSpec)]
+pub fn provider_spec(kind: &str, a: JsValue, b: JsValue) -> Result<JsValue, JsValue> {
+    match kind {
+        "anthropic" | "openai" => http_spec(kind, &a),
+        "workers-ai" => {
+            if !get(&a, "run").is_instance_of::<Function>() {
+                return Err(config_error(
+                    "workersAI(binding, options): expected the AI binding (env.AI)".into(),
+                ));
+            }
+            let model = required(&b, "model", "workersAI(binding, options)", true)?.unwrap_or_default();
+            Ok(freeze(&fields(&[
+                ("kind", kind.into()),
+                ("binding", a),
+                ("model", model.into()),
+            ])))
+        }
+        other => Err(config_error(format!("unknown provider {other:?}"))),
+    }
+}
+
+/// A provider built from its spec, for one call or one run.
+pub(crate) enum Provider {
+    Anthropic(HttpModel<Anthropic, FetchClient>),
+    OpenAi(HttpModel<OpenAi, FetchClient>),
+    WorkersAi(WorkersAi),
+}
+
+fn text(spec: &JsValue, key: &str) -> Option<String> {
+    get(spec, key).as_string()
+}
+
+fn number(spec: &JsValue, key: &str) -> Option<u64> {
+    get(spec, key).as_f64().map(|n| n as u64)
+}
+
+fn http_model<W: WireFormat>(wire: W, spec: &JsValue, secret: String) -> HttpModel<W, FetchClient> {
+    let signal = get(spec, "signal");
+    let client = if signal.is_object() {
+        FetchClient::with_signal(signal)
+    } else {
+        FetchClient::default()
+    };
     let mut retry = Retry::default();
-    if let Some(n) = integer_option(options, "maxRetries", what, 0)? {
+    if let Some(n) = number(spec, "maxRetries") {
         retry = retry.max_retries(u32::try_from(n).unwrap_or(u32::MAX));
     }
-    let signal = Some(get(options, "signal")).filter(|s| s.is_object());
-    Ok(Common {
-        api_key: required(options, "apiKey", what, key_required)?.unwrap_or_default(),
-        model: required(options, "model", what, true)?.unwrap_or_default(),
-        base_url: string_option(options, "baseURL", what)?,
-        max_tokens: integer_option(options, "maxTokens", what, 1)?.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
-        headers,
-        retry,
-        timeout_ms: integer_option(options, "timeoutMs", what, 0)?,
-        signal,
-    })
+    HttpModel::new(wire, client, secret).retry(retry)
 }
 
-fn http_model<W: WireFormat>(wire: W, c: &Common) -> HttpModel<W, FetchClient> {
-    let client = c
-        .signal
-        .clone()
-        .map_or_else(FetchClient::default, FetchClient::with_signal);
-    HttpModel::new(wire, client, c.api_key.clone()).retry(c.retry)
+fn headers(spec: &JsValue) -> Vec<(String, String)> {
+    Array::from(&get(spec, "headers"))
+        .iter()
+        .filter_map(|pair| {
+            let pair = Array::from(&pair);
+            Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
+        })
+        .collect()
 }
 
-/// `anthropic({ apiKey, model, baseURL?, maxTokens?, headers?, dangerouslyAllowBrowser?, maxRetries?, timeoutMs?, signal? })`
-#[wasm_bindgen]
-pub fn anthropic(options: JsValue) -> Result<JsValue, JsValue> {
-    let c = common(&options, "anthropic(options)", true)?;
-    let mut wire = Anthropic::new(c.api_key.clone(), c.model.clone());
-    endpoint(&c, &mut wire.base_url, &mut wire.headers, &mut wire.timeout);
-    if let Some(max) = c.max_tokens {
-        wire.max_tokens = max;
+impl Provider {
+    /// The provider a spec describes; `None` when it is not a provider spec.
+    pub(crate) fn from_spec(spec: &JsValue) -> Option<Self> {
+        let kind = text(spec, "kind")?;
+        let key = text(spec, "apiKey").unwrap_or_default();
+        let model = text(spec, "model").unwrap_or_default();
+        let timeout = number(spec, "timeoutMs").map(std::time::Duration::from_millis);
+        match kind.as_str() {
+            "anthropic" => {
+                let mut wire = Anthropic::new(key.clone(), model);
+                if let Some(url) = text(spec, "baseURL") {
+                    wire.base_url = url;
+                }
+                if let Some(max) = number(spec, "maxTokens") {
+                    wire.max_tokens = u32::try_from(max).unwrap_or(u32::MAX);
+                }
+                wire.headers = headers(spec);
+                wire.browser_access = get(spec, "browserAccess").as_bool().unwrap_or(false);
+                if let Some(t) = timeout {
+                    wire.timeout = t;
+                }
+                Some(Provider::Anthropic(http_model(wire, spec, key)))
+            }
+            "openai" => {
+                let mut wire = OpenAi::new(key.clone(), model);
+                if let Some(url) = text(spec, "baseURL") {
+                    wire.base_url = url;
+                }
+                wire.max_tokens = number(spec, "maxTokens").map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+                wire.headers = headers(spec);
+                if let Some(t) = timeout {
+                    wire.timeout = t;
+                }
+                Some(Provider::OpenAi(http_model(wire, spec, key)))
+            }
+            "workers-ai" => Some(Provider::WorkersAi(WorkersAi {
+                binding: get(spec, "binding").unchecked_into(),
+                model,
+            })),
+            _ => None,
+        }
     }
-    wire.browser_access = get(&options, "dangerouslyAllowBrowser").as_bool().unwrap_or(false);
-    Ok(as_function(http_model(wire, &c)))
 }
 
-/// `openai({ apiKey?, model, baseURL?, maxTokens?, headers?, maxRetries?, timeoutMs?, signal? })`: OpenAI and
-/// every server speaking Chat Completions.
-#[wasm_bindgen]
-pub fn openai(options: JsValue) -> Result<JsValue, JsValue> {
-    let c = common(&options, "openai(options)", false)?;
-    let mut wire = OpenAi::new(c.api_key.clone(), c.model.clone());
-    endpoint(&c, &mut wire.base_url, &mut wire.headers, &mut wire.timeout);
-    wire.max_tokens = c.max_tokens;
-    Ok(as_function(http_model(wire, &c)))
+impl Model for Provider {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        async move {
+            match self {
+                Provider::Anthropic(m) => m.complete(request).await,
+                Provider::OpenAi(m) => m.complete(request).await,
+                Provider::WorkersAi(m) => m.complete(request).await,
+            }
+        }
+    }
+}
+
+/// `providerComplete(spec, request)`: one model call, for a provider used as a plain function.
+#[wasm_bindgen(js_name = providerComplete)]
+pub fn provider_complete(spec: JsValue, request: JsValue) -> Promise {
+    future_to_promise(async move {
+        let model = Provider::from_spec(&spec).ok_or_else(|| config_error("not a provider spec".into()))?;
+        let owned = decode(&request).map_err(model_error)?;
+        let req = ModelRequest {
+            system: owned.system.as_deref(),
+            messages: &owned.messages,
+            tools: &owned.tools,
+        };
+        model.complete(req).await.map(|r| to_js(&r)).map_err(model_error)
+    })
 }
 
 #[wasm_bindgen]
 extern "C" {
-    type AiBinding;
+    pub(crate) type AiBinding;
     #[wasm_bindgen(method, catch)]
     fn run(this: &AiBinding, model: &str, inputs: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// Workers AI through its binding: a Chat Completions body in, its own shape (or Chat Completions') out.
-struct WorkersAi {
+pub(crate) struct WorkersAi {
     binding: AiBinding,
     model: String,
 }
@@ -170,7 +248,7 @@ impl Model for WorkersAi {
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,
-    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + crate::platform::MaybeSend + 'a {
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         let returned = self
             .binding
             .run(&self.model, &to_js(&Value::Object(chat_body(&request))));
@@ -208,25 +286,9 @@ impl Model for WorkersAi {
                     problem: "Workers AI answered without response or tool_calls".into(),
                 });
             }
-            Ok(ModelResponse {
-                content,
-                usage: usage(&body),
-            })
+            let mut response = ModelResponse::new(content);
+            response.usage = usage(&body);
+            Ok(response)
         }
     }
-}
-
-/// `workersAI(env.AI, { model })`: the Workers AI binding, for Workers without an API key.
-#[wasm_bindgen(js_name = workersAI)]
-pub fn workers_ai(binding: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    if !get(&binding, "run").is_instance_of::<Function>() {
-        return Err(config_error(
-            "workersAI(binding, options): expected the AI binding (env.AI)".into(),
-        ));
-    }
-    let model = required(&options, "model", "workersAI(binding, options)", true)?.unwrap_or_default();
-    Ok(as_function(WorkersAi {
-        binding: binding.unchecked_into(),
-        model,
-    }))
 }

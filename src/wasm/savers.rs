@@ -1,11 +1,12 @@
-//! Savers for JS: `memorySaver()`, `kvSaver(namespace, options)`, and any JS object with
-//! get/put/delete/list adapted to the core's `Saver` (for sessions).
+//! Savers for JS. `memorySaver()`, `kvSaver(...)` and `indexedDbSaver(...)` are validated once into a spec
+//! (a JS object holding the store: a `Map`, the KV binding, the IndexedDB connection slot), from which each
+//! operation builds the Rust saver — so the package's front holds no wasm memory between calls, and a
+//! session uses the Rust saver directly. Any other object with get/put/delete(/list) is duck-typed.
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise};
+use js_sys::{Array, Function, Map, Object, Promise};
 use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -13,15 +14,16 @@ use wasm_bindgen_futures::future_to_promise;
 
 use super::adapters::settle;
 use super::convert::{
-    agent_error, checkpoint_from_js, config_error, get, integer_option, json_text, saver_error, set, string_option,
-    to_js,
+    agent_error, checkpoint_text, config_error, fields, get, integer_option, json_text, saver_error, set,
+    string_option, to_js,
 };
-use super::glue::error_message;
-use crate::checkpoint::Checkpoint;
+use super::glue::{error_message, freeze};
+use crate::checkpoint::CheckpointSummary;
 use crate::error::SaverError;
 use crate::platform::MaybeSend;
+use crate::saver::Condition;
 use crate::saver::kv_store::{KvBackend, KvOptions, KvPage, KvStoreSaver};
-use crate::saver::{Durability, IndexedDbOptions, IndexedDbSaver, MemorySaver, SavedCheckpoint, Saver};
+use crate::saver::{Durability, IndexedDbOptions, IndexedDbSaver, SavedCheckpoint, Saver};
 
 #[wasm_bindgen]
 extern "C" {
@@ -29,6 +31,8 @@ extern "C" {
     pub(crate) type KvNamespace;
     #[wasm_bindgen(method, catch, js_name = get)]
     fn kv_get(this: &KvNamespace, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = getWithMetadata)]
+    fn kv_get_with_metadata(this: &KvNamespace, key: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = put)]
     fn kv_put(this: &KvNamespace, key: &str, value: &str, options: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = delete)]
@@ -41,7 +45,7 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = get)]
     fn saver_get(this: &SaverLike, key: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = put)]
-    fn saver_put(this: &SaverLike, key: &str, checkpoint: &JsValue) -> Result<JsValue, JsValue>;
+    fn saver_put(this: &SaverLike, key: &str, checkpoint: &JsValue, condition: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = delete)]
     fn saver_delete(this: &SaverLike, key: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = list)]
@@ -97,6 +101,23 @@ impl KvBackend for KvNamespace {
         }
     }
 
+    fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend {
+        let returned = self.kv_get_with_metadata(key);
+        async move {
+            let v = settle(returned).await.map_err(|e| js_backend(&e))?;
+            if get(&v, "value").is_null() || get(&v, "value").is_undefined() {
+                return Ok(None);
+            }
+            let metadata = get(&v, "metadata");
+            Ok(Some(
+                json_text(&metadata)
+                    .ok()
+                    .flatten()
+                    .and_then(|t| serde_json::from_str(&t).ok()),
+            ))
+        }
+    }
+
     fn put_text(
         &self,
         key: &str,
@@ -144,62 +165,149 @@ impl KvBackend for KvNamespace {
     }
 }
 
-// ---- the exported saver class -------------------------------------------------------------------------
+// ---- memorySaver(): a JS Map of [checkpoint JSON, summary JSON] ----------------------------------------
 
-enum Backing {
-    Memory(MemorySaver),
-    Kv(KvStoreSaver<KvNamespace>),
-    IndexedDb(IndexedDbSaver),
+/// The memory saver over a JS `Map`, so its contents are JS strings the garbage collector manages.
+pub(crate) struct MapSaver {
+    map: Map,
 }
 
-/// A saver implemented in Rust: `get`, `put`, `delete`, `list(prefix?)`, each returning a promise.
-#[wasm_bindgen(js_name = Saver)]
-pub struct JsSaverClass {
-    inner: Rc<Backing>,
-}
-
-/// `memorySaver()`: a fresh in-memory saver.
-#[wasm_bindgen(js_name = memorySaver)]
-pub fn memory_saver() -> JsSaverClass {
-    JsSaverClass {
-        inner: Rc::new(Backing::Memory(MemorySaver::new())),
+impl MapSaver {
+    fn entry(&self, key: &str) -> Option<(String, String)> {
+        let v = self.map.get(&key.into());
+        if v.is_undefined() {
+            return None;
+        }
+        let pair = Array::from(&v);
+        Some((pair.get(0).as_string()?, pair.get(1).as_string().unwrap_or_default()))
     }
 }
 
-/// `kvSaver(env.NAMESPACE, { prefix?, expirationTtl? })`: checkpoints in Workers KV, summaries in metadata.
-#[wasm_bindgen(js_name = kvSaver)]
-pub fn kv_saver(namespace: JsValue, options: JsValue) -> Result<JsSaverClass, JsValue> {
-    expect_methods(
-        &namespace,
-        &["get", "put", "delete", "list"],
-        "kvSaver(namespace): expected a KV namespace binding such as env.SESSIONS",
-    )?;
+impl Saver for MapSaver {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        std::future::ready(Ok(self.entry(key).map(|(json, _)| json)))
+    }
+
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        // One synchronous check-and-write: nothing else runs in between.
+        let current = self
+            .entry(key)
+            .map(|(_, s)| serde_json::from_str::<CheckpointSummary>(&s).unwrap_or_default());
+        let done = if condition.allows(current.as_ref()) {
+            let summary = serde_json::to_string(summary).unwrap_or_default();
+            self.map.set(&key.into(), &Array::of2(&value.into(), &summary.into()));
+            Ok(())
+        } else {
+            Err(condition.conflict(key, current.as_ref()))
+        };
+        std::future::ready(done)
+    }
+
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.map.delete(&key.into());
+        std::future::ready(Ok(()))
+    }
+
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        let mut keys: Vec<String> = Array::from(&self.map.keys())
+            .iter()
+            .filter_map(|k| k.as_string())
+            .filter(|k| k.starts_with(prefix))
+            .collect();
+        keys.sort();
+        let listed = keys
+            .into_iter()
+            .filter_map(|key| {
+                let (_, summary) = self.entry(&key)?;
+                let summary: CheckpointSummary = serde_json::from_str(&summary).ok()?;
+                Some(SavedCheckpoint { key, summary })
+            })
+            .collect();
+        std::future::ready(Ok(listed))
+    }
+
+    fn compare_and_set(&self) -> bool {
+        true
+    }
+}
+
+// ---- specs ---------------------------------------------------------------------------------------------
+
+/// `saverSpec(kind, a, b)`: checks a built-in saver's options and returns its spec.
+/// `memory` (no options), `kv` (namespace, options), `indexeddb` (options).
+#[wasm_bindgen(js_name = saverSpec)]
+pub fn saver_spec(kind: &str, a: JsValue, b: JsValue) -> Result<JsValue, JsValue> {
+    let spec = match kind {
+        "memory" => fields(&[("kind", kind.into()), ("map", Map::new().into())]),
+        "text" => {
+            expect_methods(&a, &["getText", "putText", "delete", "list"], "a text store")?;
+            fields(&[("kind", kind.into()), ("store", a)])
+        }
+        "kv" => {
+            expect_methods(
+                &a,
+                &["get", "put", "delete", "list"],
+                "kvSaver(namespace): expected a KV namespace binding such as env.SESSIONS",
+            )?;
+            let options = kv_options(&b)?;
+            fields(&[
+                ("kind", kind.into()),
+                ("namespace", a),
+                ("prefix", options.prefix.into()),
+                (
+                    "expirationTtl",
+                    options
+                        .expiration_ttl
+                        .map_or(JsValue::UNDEFINED, |t| JsValue::from_f64(t as f64)),
+                ),
+            ])
+        }
+        "indexeddb" => {
+            let options = indexed_db_options(&a)?;
+            let durability = match options.durability {
+                Durability::Relaxed => "relaxed",
+                Durability::Default => "default",
+                _ => "strict",
+            };
+            fields(&[
+                ("kind", kind.into()),
+                ("dbName", options.db_name.into()),
+                ("storeName", options.store_name.into()),
+                ("durability", durability.into()),
+                ("slot", Object::new().into()),
+            ])
+        }
+        other => return Err(config_error(format!("unknown saver {other:?}"))),
+    };
+    Ok(freeze(&spec))
+}
+
+fn kv_options(options: &JsValue) -> Result<KvOptions, JsValue> {
     let mut opts = KvOptions::default();
-    if let Some(prefix) = string_option(&options, "prefix", "kvSaver options")? {
+    if let Some(prefix) = string_option(options, "prefix", "kvSaver options")? {
         opts.prefix = prefix;
     }
-    opts.expiration_ttl = integer_option(&options, "expirationTtl", "kvSaver options", 0)?;
+    opts.expiration_ttl = integer_option(options, "expirationTtl", "kvSaver options", 0)?;
     opts.validate().map_err(saver_error)?;
-    Ok(JsSaverClass {
-        inner: Rc::new(Backing::Kv(KvStoreSaver {
-            backend: namespace.unchecked_into(),
-            options: opts,
-        })),
-    })
+    Ok(opts)
 }
 
-/// `indexedDbSaver({ dbName?, storeName?, durability? })`: checkpoints in IndexedDB (browsers, Web Workers).
-#[wasm_bindgen(js_name = indexedDbSaver)]
-pub fn indexed_db_saver(options: JsValue) -> Result<JsSaverClass, JsValue> {
+fn indexed_db_options(options: &JsValue) -> Result<IndexedDbOptions, JsValue> {
     let owner = "indexedDbSaver options";
     let mut opts = IndexedDbOptions::default();
-    if let Some(name) = string_option(&options, "dbName", owner)? {
+    if let Some(name) = string_option(options, "dbName", owner)? {
         opts.db_name = name;
     }
-    if let Some(name) = string_option(&options, "storeName", owner)? {
+    if let Some(name) = string_option(options, "storeName", owner)? {
         opts.store_name = name;
     }
-    opts.durability = match string_option(&options, "durability", owner)?.as_deref() {
+    opts.durability = match string_option(options, "durability", owner)?.as_deref() {
         None | Some("strict") => Durability::Strict,
         Some("relaxed") => Durability::Relaxed,
         Some("default") => Durability::Default,
@@ -209,83 +317,275 @@ pub fn indexed_db_saver(options: JsValue) -> Result<JsSaverClass, JsValue> {
             )));
         }
     };
-    let saver = IndexedDbSaver::new(opts).map_err(saver_error)?;
-    Ok(JsSaverClass {
-        inner: Rc::new(Backing::IndexedDb(saver)),
+    if opts.db_name.is_empty() || opts.store_name.is_empty() {
+        return Err(saver_error(SaverError::Option(
+            "dbName and storeName must be non-empty".into(),
+        )));
+    }
+    Ok(opts)
+}
+
+/// A saver for one call: built-in (from its spec) or written in JS.
+pub(crate) enum AnySaver {
+    Memory(MapSaver),
+    Kv(KvStoreSaver<KvNamespace>),
+    IndexedDb(IndexedDbSaver),
+    /// A store written in JS at the text level (the file and Durable Object savers).
+    Text(JsTextStore),
+    Js(JsSaver),
+}
+
+impl AnySaver {
+    /// The saver a spec describes; a value that is not a spec must be a saver written in JS.
+    pub(crate) fn from_js(spec: &JsValue, object: &JsValue) -> Result<Self, JsValue> {
+        let text = |k: &str| get(spec, k).as_string().unwrap_or_default();
+        match get(spec, "kind").as_string().as_deref() {
+            Some("memory") => Ok(AnySaver::Memory(MapSaver {
+                map: get(spec, "map").unchecked_into(),
+            })),
+            Some("kv") => Ok(AnySaver::Kv(KvStoreSaver {
+                backend: get(spec, "namespace").unchecked_into(),
+                options: KvOptions {
+                    prefix: text("prefix"),
+                    expiration_ttl: get(spec, "expirationTtl").as_f64().map(|t| t as u64),
+                },
+            })),
+            Some("indexeddb") => {
+                let mut options = IndexedDbOptions::new(text("dbName"), text("storeName"));
+                options.durability = match text("durability").as_str() {
+                    "relaxed" => Durability::Relaxed,
+                    "default" => Durability::Default,
+                    _ => Durability::Strict,
+                };
+                IndexedDbSaver::with_slot(options, get(spec, "slot").unchecked_into())
+                    .map(AnySaver::IndexedDb)
+                    .map_err(saver_error)
+            }
+            Some("text") => Ok(AnySaver::Text(JsTextStore::new(get(spec, "store")))),
+            _ => JsSaver::new(object.clone()).map(AnySaver::Js),
+        }
+    }
+
+    /// What the saver written in JS threw last (the `cause` of a `SaverError`).
+    pub(crate) fn cause(&self) -> Option<JsValue> {
+        match self {
+            AnySaver::Js(s) => s.last_error.borrow_mut().take(),
+            AnySaver::Text(s) => s.last_error.borrow_mut().take(),
+            _ => None,
+        }
+    }
+}
+
+/// Forwards to the saver a spec built.
+macro_rules! each {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            AnySaver::Memory($s) => $e,
+            AnySaver::Kv($s) => $e,
+            AnySaver::IndexedDb($s) => $e,
+            AnySaver::Text($s) => $e,
+            AnySaver::Js($s) => $e,
+        }
+    };
+}
+
+impl Saver for AnySaver {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        async move { each!(self, s => s.get_text(key).await) }
+    }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        async move { each!(self, s => s.put_text(key, value, summary, condition).await) }
+    }
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        async move { each!(self, s => s.delete(key).await) }
+    }
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        async move { each!(self, s => s.list(prefix).await) }
+    }
+    fn compare_and_set(&self) -> bool {
+        each!(self, s => s.compare_and_set())
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        each!(self, s => s.max_value_bytes())
+    }
+}
+
+/// A saver whose every operation fails with [`SaverError::Timeout`] after `ms` (a session's `timeoutMs`): a
+/// store that never answers cannot hang a session. An operation that timed out may still complete later.
+pub(crate) struct Timed<'a> {
+    pub(crate) inner: &'a AnySaver,
+    /// `None`: no time limit.
+    pub(crate) ms: Option<u64>,
+}
+
+impl Timed<'_> {
+    async fn within<T>(
+        &self,
+        op: &str,
+        key: &str,
+        work: impl Future<Output = Result<T, SaverError>>,
+    ) -> Result<T, SaverError> {
+        let Some(ms) = self.ms else {
+            return work.await;
+        };
+        let deadline = js_sys::Date::now() + ms as f64;
+        let pair = super::glue::timer(ms as f64);
+        let mut elapsed = wasm_bindgen_futures::JsFuture::from(Promise::from(pair.get(0)));
+        let cancel = Function::from(pair.get(1));
+        let mut work = std::pin::pin!(work);
+        // The store's promises are raced in JS against the same deadline (see `settle`), so nothing the work
+        // awaits is left pending in wasm memory when it is given up.
+        let out = std::future::poll_fn(|cx| {
+            if let std::task::Poll::Ready(done) =
+                super::adapters::with_deadline(Some(deadline), || work.as_mut().poll(cx))
+            {
+                return std::task::Poll::Ready(Some(done));
+            }
+            if std::pin::Pin::new(&mut elapsed).poll(cx).is_ready() {
+                return std::task::Poll::Ready(None);
+            }
+            std::task::Poll::Pending
+        })
+        .await;
+        let _ = cancel.call0(&JsValue::UNDEFINED);
+        let timeout = || SaverError::Timeout {
+            op: op.to_owned(),
+            key: key.to_owned(),
+            ms,
+        };
+        match out {
+            Some(Err(_)) if js_sys::Date::now() >= deadline => Err(timeout()),
+            Some(done) => done,
+            None => Err(timeout()),
+        }
+    }
+}
+
+impl Saver for Timed<'_> {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        self.within("get", key, self.inner.get_text(key))
+    }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.within("put", key, self.inner.put_text(key, value, summary, condition))
+    }
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.within("delete", key, self.inner.delete(key))
+    }
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        self.within("list", prefix, self.inner.list(prefix))
+    }
+    fn compare_and_set(&self) -> bool {
+        self.inner.compare_and_set()
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        self.inner.max_value_bytes()
+    }
+}
+
+/// `saverAbout(spec)`: `{ compareAndSet, maxValueBytes? }` of a built-in saver.
+#[wasm_bindgen(js_name = saverAbout)]
+pub fn saver_about(spec: JsValue) -> Result<JsValue, JsValue> {
+    let saver = AnySaver::from_js(&spec, &JsValue::UNDEFINED)?;
+    Ok(fields(&[
+        ("compareAndSet", saver.compare_and_set().into()),
+        (
+            "maxValueBytes",
+            saver
+                .max_value_bytes()
+                .map_or(JsValue::UNDEFINED, |n| JsValue::from_f64(n as f64)),
+        ),
+    ]))
+}
+
+/// A put's condition from JS: `undefined`, `{ ifAbsent: true }` or `{ ifStep: n }`.
+pub(crate) fn condition_of(value: &JsValue) -> Result<Condition, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Condition::Any);
+    }
+    if get(value, "ifAbsent").as_bool() == Some(true) {
+        return Ok(Condition::Absent);
+    }
+    match get(value, "ifStep").as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 => Ok(Condition::Step(n as u64)),
+        _ => Err(config_error(
+            "saver.put(key, checkpoint, condition): condition must be { ifAbsent: true } or { ifStep: n }".into(),
+        )),
+    }
+}
+
+/// `saverCall(spec, op, key, value, condition)`: one operation of a built-in saver (`get`, `put`, `delete`,
+/// `exists`, `list`).
+#[wasm_bindgen(js_name = saverCall)]
+pub fn saver_call(spec: JsValue, op: &str, key: JsValue, value: JsValue, condition: JsValue) -> Promise {
+    let op = op.to_owned();
+    future_to_promise(async move {
+        let saver = AnySaver::from_js(&spec, &JsValue::UNDEFINED)?;
+        let key_of = |what: &str| {
+            key.as_string().ok_or_else(|| {
+                config_error(format!(
+                    "saver.{what}(key): expected a string key, got {}",
+                    super::glue::describe(&key)
+                ))
+            })
+        };
+        match op.as_str() {
+            "get" => {
+                let k = key_of("get")?;
+                match saver.get_text(&k).await.map_err(saver_error)? {
+                    None => Ok(JsValue::NULL),
+                    // A sealed checkpoint is kept and handed back as it is: only its agent can open it.
+                    Some(text) if crate::keys::is_sealed_text(&text) => {
+                        Ok(parse_js(&JsValue::from_str(&text)).unwrap_or(JsValue::NULL))
+                    }
+                    Some(text) => crate::checkpoint::Checkpoint::from_json(&text)
+                        .map(|cp| to_js(&cp))
+                        .map_err(|source| saver_error(SaverError::Corrupt { key: k, source })),
+                }
+            }
+            "put" => {
+                let k = key_of("put")?;
+                let condition = condition_of(&condition)?;
+                let max = crate::limits::DEFAULT_MAX_CHECKPOINT_BYTES;
+                let (_, text) = checkpoint_text(&value, max).map_err(|e| agent_error(e, None))?;
+                if crate::keys::is_sealed_text(&text) {
+                    crate::saver::put_checked(&saver, &k, text, &CheckpointSummary::default(), condition)
+                        .await
+                        .map_err(saver_error)?;
+                } else {
+                    let cp =
+                        crate::checkpoint::Checkpoint::from_json(&text).map_err(|e| agent_error(e.into(), None))?;
+                    saver.put_if(&k, &cp, condition).await.map_err(saver_error)?;
+                }
+                Ok(JsValue::UNDEFINED)
+            }
+            "delete" => {
+                saver.delete(&key_of("delete")?).await.map_err(saver_error)?;
+                Ok(JsValue::UNDEFINED)
+            }
+            "exists" => Ok(saver.exists(&key_of("exists")?).await.map_err(saver_error)?.into()),
+            "list" => {
+                let prefix = if key.is_undefined() || key.is_null() {
+                    String::new()
+                } else {
+                    key_of("list")?
+                };
+                Ok(to_js(&saver.list(&prefix).await.map_err(saver_error)?))
+            }
+            other => Err(config_error(format!("unknown saver operation {other:?}"))),
+        }
     })
-}
-
-async fn get_js<S: Saver>(saver: &S, key: &str) -> Result<JsValue, JsValue> {
-    let found = saver.get(key).await.map_err(saver_error)?;
-    Ok(found.map_or(JsValue::NULL, |cp| to_js(&cp)))
-}
-
-async fn put_js<S: Saver>(saver: &S, key: &str, checkpoint: &Checkpoint) -> Result<JsValue, JsValue> {
-    saver.put(key, checkpoint).await.map_err(saver_error)?;
-    Ok(JsValue::UNDEFINED)
-}
-
-async fn delete_js<S: Saver>(saver: &S, key: &str) -> Result<JsValue, JsValue> {
-    saver.delete(key).await.map_err(saver_error)?;
-    Ok(JsValue::UNDEFINED)
-}
-
-async fn list_js<S: Saver>(saver: &S, prefix: &str) -> Result<JsValue, JsValue> {
-    Ok(to_js(&saver.list(prefix).await.map_err(saver_error)?))
-}
-
-#[wasm_bindgen(js_class = Saver)]
-impl JsSaverClass {
-    /// The checkpoint under `key`, or `null`.
-    pub fn get(&self, key: String) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        future_to_promise(async move {
-            match &*inner {
-                Backing::Memory(s) => get_js(s, &key).await,
-                Backing::Kv(s) => get_js(s, &key).await,
-                Backing::IndexedDb(s) => get_js(s, &key).await,
-            }
-        })
-    }
-
-    /// Stores `checkpoint` (validated first) under `key`, replacing what was there.
-    pub fn put(&self, key: String, checkpoint: JsValue) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        let decoded = checkpoint_from_js(&checkpoint).map_err(|e| agent_error(e, None));
-        future_to_promise(async move {
-            let cp = decoded?;
-            match &*inner {
-                Backing::Memory(s) => put_js(s, &key, &cp).await,
-                Backing::Kv(s) => put_js(s, &key, &cp).await,
-                Backing::IndexedDb(s) => put_js(s, &key, &cp).await,
-            }
-        })
-    }
-
-    /// Removes `key` (no error if it is missing).
-    pub fn delete(&self, key: String) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        future_to_promise(async move {
-            match &*inner {
-                Backing::Memory(s) => delete_js(s, &key).await,
-                Backing::Kv(s) => delete_js(s, &key).await,
-                Backing::IndexedDb(s) => delete_js(s, &key).await,
-            }
-        })
-    }
-
-    /// Summaries of every checkpoint whose key starts with `prefix`, read without loading the checkpoints.
-    pub fn list(&self, prefix: Option<String>) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        let prefix = prefix.unwrap_or_default();
-        future_to_promise(async move {
-            match &*inner {
-                Backing::Memory(s) => list_js(s, &prefix).await,
-                Backing::Kv(s) => list_js(s, &prefix).await,
-                Backing::IndexedDb(s) => list_js(s, &prefix).await,
-            }
-        })
-    }
 }
 
 // ---- any JS saver as a core Saver -------------------------------------------------------------------
@@ -316,27 +616,89 @@ impl JsSaver {
     }
 }
 
+/// The JS form of a condition: `undefined`, `{ ifAbsent: true }` or `{ ifStep: n }`.
+fn condition_js(condition: Condition) -> JsValue {
+    match condition {
+        Condition::Any => JsValue::UNDEFINED,
+        Condition::Absent => fields(&[("ifAbsent", JsValue::TRUE)]),
+        Condition::Step(n) => fields(&[("ifStep", JsValue::from_f64(n as f64))]),
+    }
+}
+
+/// A rejection from a JS store: `code` `CONFLICT`, `KEY_LENGTH` or `TOO_LARGE` (with `bytes`, `max`) is
+/// that error; anything else a backend failure.
+fn rejected(e: &JsValue, key: &str, condition: Condition) -> SaverError {
+    let size = |k: &str| get(e, k).as_f64().map_or(0, |n| n as usize);
+    match get(e, "code").as_string().as_deref() {
+        Some("CONFLICT") => condition.conflict(key, None),
+        Some("KEY_LENGTH") => SaverError::KeyLength {
+            key: key.to_owned(),
+            bytes: size("bytes"),
+            max: size("max"),
+        },
+        Some("TOO_LARGE") => SaverError::TooLarge {
+            key: key.to_owned(),
+            bytes: size("bytes"),
+            max: size("max"),
+        },
+        _ => js_backend(e),
+    }
+}
+
 impl Saver for JsSaver {
-    fn get(&self, key: &str) -> impl Future<Output = Result<Option<Checkpoint>, SaverError>> + MaybeSend {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
         let returned = self.object.saver_get(key);
-        let key = key.to_owned();
         async move {
             let v = settle(returned).await.map_err(|e| self.failed(e))?;
             if v.is_null() || v.is_undefined() {
                 return Ok(None);
             }
-            checkpoint_from_js(&v).map(Some).map_err(|e| match e {
-                crate::AgentError::Checkpoint(source) => SaverError::Corrupt { key, source },
-                other => SaverError::Backend {
-                    message: other.to_string(),
-                },
-            })
+            if let Some(text) = v.as_string() {
+                return Ok(Some(text));
+            }
+            json_text(&v)
+                .map_err(|message| SaverError::Backend { message })
+                .map(|t| t.filter(|t| t != "null"))
         }
     }
 
-    fn put(&self, key: &str, checkpoint: &Checkpoint) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let returned = self.object.saver_put(key, &to_js(checkpoint));
-        async move { settle(returned).await.map(|_| ()).map_err(|e| self.failed(e)) }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let cas = get(&self.object, "compareAndSet").as_bool() == Some(true);
+        async move {
+            if condition != Condition::Any && !cas {
+                // Not atomic: a saver without compareAndSet is checked, then written. A sealed checkpoint's
+                // step cannot be read here, so only its presence is checked.
+                let stored = self.get_text(key).await?;
+                let sealed = stored.as_deref().is_some_and(crate::keys::is_sealed_text);
+                let current = stored.map(|t| {
+                    crate::checkpoint::Checkpoint::from_json(&t)
+                        .map(|c| c.summary())
+                        .unwrap_or_default()
+                });
+                let unknown_step = sealed && matches!(condition, Condition::Step(_));
+                if !unknown_step && !condition.allows(current.as_ref()) {
+                    return Err(condition.conflict(key, current.as_ref()));
+                }
+            }
+            let _ = summary;
+            let checkpoint = parse_js(&JsValue::from_str(&value)).map_err(|e| js_backend(&e))?;
+            let returned = self.object.saver_put(
+                key,
+                &checkpoint,
+                &condition_js(if cas { condition } else { Condition::Any }),
+            );
+            settle(returned).await.map(|_| ()).map_err(|e| {
+                let error = rejected(&e, key, condition);
+                *self.last_error.borrow_mut() = Some(e);
+                error
+            })
+        }
     }
 
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
@@ -353,5 +715,131 @@ impl Saver for JsSaver {
                 message: format!("unexpected list result: {e}"),
             })
         }
+    }
+
+    fn compare_and_set(&self) -> bool {
+        get(&self.object, "compareAndSet").as_bool() == Some(true)
+    }
+}
+
+// ---- a store written in JS at the text level -----------------------------------------------------------
+
+#[wasm_bindgen]
+extern "C" {
+    /// `{ getText(key), putText(key, value, summary, condition), delete(key), list(prefix), compareAndSet,
+    /// maxValueBytes? }`: the file saver (Node) and the Durable Object saver (Workers).
+    pub(crate) type TextStoreLike;
+    #[wasm_bindgen(method, catch, js_name = getText)]
+    fn get_text_js(this: &TextStoreLike, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = putText)]
+    fn put_text_js(
+        this: &TextStoreLike,
+        key: &str,
+        value: &str,
+        summary: &str,
+        condition: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = delete)]
+    fn delete_js(this: &TextStoreLike, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = list)]
+    fn list_js(this: &TextStoreLike, prefix: &str) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn parse_js(text: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// A text store written in JS, used as a [`Saver`].
+pub(crate) struct JsTextStore {
+    store: TextStoreLike,
+    pub(crate) last_error: RefCell<Option<JsValue>>,
+}
+
+impl JsTextStore {
+    fn new(store: JsValue) -> Self {
+        JsTextStore {
+            store: store.unchecked_into(),
+            last_error: RefCell::new(None),
+        }
+    }
+
+    fn failed(&self, e: JsValue, key: &str, condition: Condition) -> SaverError {
+        let error = rejected(&e, key, condition);
+        *self.last_error.borrow_mut() = Some(e);
+        error
+    }
+}
+
+#[derive(Deserialize)]
+struct TextListed {
+    key: String,
+    summary: String,
+}
+
+impl Saver for JsTextStore {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        let returned = self.store.get_text_js(key);
+        async move {
+            let v = settle(returned)
+                .await
+                .map_err(|e| self.failed(e, key, Condition::Any))?;
+            Ok(v.as_string())
+        }
+    }
+
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let summary = serde_json::to_string(summary).unwrap_or_default();
+        let returned = self.store.put_text_js(key, &value, &summary, &condition_js(condition));
+        async move {
+            settle(returned)
+                .await
+                .map(|_| ())
+                .map_err(|e| self.failed(e, key, condition))
+        }
+    }
+
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let returned = self.store.delete_js(key);
+        async move {
+            settle(returned)
+                .await
+                .map(|_| ())
+                .map_err(|e| self.failed(e, key, Condition::Any))
+        }
+    }
+
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        let returned = self.store.list_js(prefix);
+        async move {
+            let v = settle(returned)
+                .await
+                .map_err(|e| self.failed(e, prefix, Condition::Any))?;
+            let text = json_text(&v).ok().flatten().unwrap_or_default();
+            let listed: Vec<TextListed> = serde_json::from_str(&text).map_err(|e| SaverError::Backend {
+                message: format!("unexpected list result: {e}"),
+            })?;
+            Ok(listed
+                .into_iter()
+                .filter_map(|l| {
+                    Some(SavedCheckpoint {
+                        key: l.key,
+                        summary: serde_json::from_str(&l.summary).ok()?,
+                    })
+                })
+                .collect())
+        }
+    }
+
+    fn compare_and_set(&self) -> bool {
+        get(&self.store, "compareAndSet").as_bool() == Some(true)
+    }
+
+    fn max_value_bytes(&self) -> Option<usize> {
+        get(&self.store, "maxValueBytes").as_f64().map(|n| n as usize)
     }
 }

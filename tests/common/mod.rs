@@ -56,8 +56,12 @@ pub fn assert_provider_valid(messages: &[Message]) {
 #[derive(Default)]
 pub struct TestModel {
     script: Mutex<VecDeque<Result<ModelResponse, ModelError>>>,
+    /// Answer by the number of assistant turns in the request (as `ScriptedModel` does), not in call order.
+    by_turn: Option<Vec<ModelResponse>>,
     pub requests: Mutex<Vec<Vec<Message>>>,
     pub systems: Mutex<Vec<Option<String>>>,
+    /// The tool names of each request.
+    pub tools: Mutex<Vec<Vec<String>>>,
 }
 
 impl TestModel {
@@ -70,6 +74,13 @@ impl TestModel {
     pub fn with_results(script: impl IntoIterator<Item = Result<ModelResponse, ModelError>>) -> Arc<Self> {
         Arc::new(TestModel {
             script: Mutex::new(script.into_iter().collect()),
+            ..Default::default()
+        })
+    }
+    /// A model whose answer depends on the conversation only, so a fresh instance continues any run.
+    pub fn by_turn(script: impl IntoIterator<Item = ModelResponse>) -> Arc<Self> {
+        Arc::new(TestModel {
+            by_turn: Some(script.into_iter().collect()),
             ..Default::default()
         })
     }
@@ -94,12 +105,25 @@ impl Model for TestModel {
         assert_provider_valid(request.messages);
         self.requests.lock().unwrap().push(request.messages.to_vec());
         self.systems.lock().unwrap().push(request.system.map(str::to_owned));
-        let next = self
-            .script
+        self.tools
             .lock()
             .unwrap()
-            .pop_front()
-            .unwrap_or(Err(ModelError::ScriptExhausted { len: 0, turn: 0 }));
+            .push(request.tools.iter().map(|t| t.name.clone()).collect());
+        let next = match &self.by_turn {
+            Some(script) => {
+                let turn = resumable_agent::ScriptedModel::turn_of(request.messages);
+                script.get(turn).cloned().ok_or(ModelError::ScriptExhausted {
+                    len: script.len(),
+                    turn,
+                })
+            }
+            None => self
+                .script
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or(Err(ModelError::ScriptExhausted { len: 0, turn: 0 })),
+        };
         std::future::ready(next)
     }
 }
@@ -111,6 +135,8 @@ pub struct Counters {
     pub ask: Arc<AtomicUsize>,
     pub fail: Arc<AtomicUsize>,
     pub ran: Arc<Mutex<Vec<String>>>,
+    /// Inputs the approval-gated tools ran with, as `(tool, call id, input)`.
+    pub gated: Arc<Mutex<Vec<(String, String, Value)>>>,
 }
 
 impl Counters {
@@ -184,6 +210,32 @@ fn agent_asking(model: Arc<TestModel>, counters: &Counters, inline: bool) -> Age
         .tool(fail)
 }
 
+/// [`agent_with`] plus two tools whose calls need a human's approval: `send` (always) and `charge` (always,
+/// within an hour, denied when that passes). Both record the input they ran with in `counters.gated`.
+pub fn agent_with_gates(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
+    let gated = |name: &'static str| {
+        let c = counters.clone();
+        tool(
+            name,
+            "Needs approval.",
+            json!({"type": "object", "properties": {"to": {"type": "string"}, "n": {"type": "integer"}}}),
+            move |input: Value, ctx| {
+                c.gated
+                    .lock()
+                    .unwrap()
+                    .push((name.to_owned(), ctx.tool_use_id.to_owned(), input.clone()));
+                c.ran.lock().unwrap().push(ctx.tool_use_id.to_owned());
+                async move { Ok(json!({"done": name, "input": input})) }
+            },
+        )
+    };
+    agent_with(model, counters).tool(gated("send").needs_approval()).tool(
+        gated("charge")
+            .needs_approval_within(3_600_000)
+            .on_expire(resumable_agent::OnExpire::Deny),
+    )
+}
+
 pub fn call(id: &str, name: &str, input: Value) -> ContentBlock {
     ContentBlock::ToolUse(resumable_agent::ToolUse {
         id: id.into(),
@@ -193,8 +245,5 @@ pub fn call(id: &str, name: &str, input: Value) -> ContentBlock {
 }
 
 pub fn turn(blocks: Vec<ContentBlock>) -> ModelResponse {
-    ModelResponse {
-        content: blocks,
-        usage: None,
-    }
+    ModelResponse::new(blocks)
 }

@@ -246,7 +246,7 @@ describe('checkpoints', () => {
     for (const c of [paused.checkpoint]) {
       assert.ok(isPlainJson(c));
       assert.deepEqual(JSON.parse(JSON.stringify(c)), c);
-      assert.equal(c.version, 1);
+      assert.equal(c.version, 2);
       assert.deepEqual(c.usage, { inputTokens: 0, outputTokens: 0 });
       assert.equal(typeof c.createdAt, 'number');
     }
@@ -273,7 +273,7 @@ describe('checkpoints', () => {
     assert.equal(done.iterations, 2);
     assert.deepEqual(done.usage, { inputTokens: 35, outputTokens: 10 });
     assert.deepEqual(requests[0].messages[2], { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_01', content: 'end of Q2' }] });
-    assert.equal(done.checkpoint.version, 1);
+    assert.equal(done.checkpoint.version, 2);
   });
 
   test('malformed checkpoints throw CheckpointError naming the path, before any model or tool call', async () => {

@@ -91,12 +91,18 @@ test('a failing model saves the progress, and a saver failure hands back the che
   const done = await agent(flaky).session(saver, 'f').reply('');
   assert.equal(done.text, 'Plan for the app due Q4.');
 
-  const broken = { get: async () => null, put: async () => { const e = new Error('disk full'); e.code = 'BACKEND'; throw e; }, delete: async () => {} };
-  const e2 = await agent(config).session(broken, 'x').prompt('the app').catch((e) => e);
+  // A saver that refuses the first save stops the session before the model is called (nothing paid for is
+  // lost, because nothing was paid for); the caller gets the run so far.
+  const broken = { get: async () => null, put: async () => { const e = new Error('disk full'); e.code = 'ENOSPC'; throw e; }, delete: async () => {} };
+  let calls = 0;
+  const counting = { ...config, model: async (req) => { calls += 1; return config.model(req); } };
+  const e2 = await agent(counting).session(broken, 'x').prompt('the app').catch((e) => e);
   assert.ok(e2 instanceof SaverError);
   assert.match(e2.message, /disk full/);
-  assert.equal(e2.checkpoint.pendingToolUseId, 'q1', 'the caller still gets the checkpoint');
-  assert.equal(e2.cause.message, 'disk full');
+  assert.equal(e2.code, 'BACKEND', "always one of the package's codes; the cause keeps its own");
+  assert.equal(e2.checkpoint.messages[0].content, 'the app', 'the caller still gets the checkpoint');
+  assert.equal(calls, 0);
+  assert.equal(e2.cause.code, 'ENOSPC');
 });
 
 /** An in-process stand-in with the KV binding's API and its metadata, used here only to test our side. */
@@ -105,6 +111,7 @@ function fakeKv() {
   return {
     data,
     async get(k) { return data.has(k) ? data.get(k).value : null; },
+    async getWithMetadata(k) { return data.has(k) ? { value: data.get(k).value, metadata: data.get(k).metadata ?? null } : { value: null, metadata: null }; },
     async put(k, value, opts = {}) { data.set(k, { value, metadata: opts.metadata, ttl: opts.expirationTtl }); },
     async delete(k) { data.delete(k); },
     async list({ prefix = '', cursor } = {}) {
@@ -120,7 +127,7 @@ function fakeKv() {
 test('kvSaver: prefix, ttl, metadata summaries across list pages, limits refused before writing', async () => {
   const kv = fakeKv();
   const saver = kvSaver(kv, { prefix: 'sess:', expirationTtl: 3600 });
-  for (const id of ['a', 'b', 'c']) await agent(config).session(saver, id).prompt(`app ${id}`);
+  for (const id of ['a', 'b', 'c']) await agent(config).session(saver, id, { maxHistory: 0 }).prompt(`app ${id}`);
   assert.deepEqual([...kv.data.keys()].sort(), ['sess:a', 'sess:b', 'sess:c']);
   assert.equal(kv.data.get('sess:a').ttl, 3600);
   kv.data.get('sess:b').value = 'not json at all'; // list must not read values

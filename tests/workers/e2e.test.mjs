@@ -42,6 +42,31 @@ for (const [name, config] of Object.entries(WORKERS)) {
       }
     });
 
+    test('CHECKPOINT_KEY + SEAL_CHECKPOINTS: KV holds sealed envelopes; one changed in KV is refused (Web Crypto in workerd)', async () => {
+      const w = await start({ CHECKPOINT_KEY: 'a worker secret, 16+ bytes', SEAL_CHECKPOINTS: 'true' });
+      try {
+        assert.deepEqual(await w.post('/start', { message: 'the app', sessionId: 'sealed' }), { status: 200, body: { question: 'What is your deadline?' } });
+        const stored = JSON.parse((await saverOp(w, { op: 'get-text', key: 'sealed' })).ok);
+        assert.deepEqual(Object.keys(stored), ['version', 'kid', 'sealed']);
+        assert.equal(JSON.stringify(stored).includes('deadline'), false, 'nothing readable in KV');
+        assert.deepEqual(await w.post('/reply', { answer: 'May', sessionId: 'sealed' }), { status: 200, body: { answer: 'Plan for "the app" due May.' } });
+
+        await w.post('/start', { message: 'the app', sessionId: 'forged' });
+        const text = (await saverOp(w, { op: 'get-text', key: 'forged' })).ok;
+        const envelope = JSON.parse(text);
+        // a character in the middle: every base64url character there carries 6 whole bits, so the text stays
+        // valid base64url and only the ciphertext changes (the last one may carry padding bits)
+        const at = envelope.sealed.length >> 1;
+        envelope.sealed = envelope.sealed.slice(0, at) + (envelope.sealed[at] === 'A' ? 'B' : 'A') + envelope.sealed.slice(at + 1);
+        await saverOp(w, { op: 'raw-put', key: 'forged', value: JSON.stringify(envelope), metadata: { iterations: 1, usage: { inputTokens: 0, outputTokens: 0 }, interrupted: true, messageCount: 2, step: 3 } });
+        const refused = await w.post('/reply', { answer: 'May', sessionId: 'forged' });
+        assert.equal(refused.status, 422, JSON.stringify(refused.body));
+        assert.match(refused.body.error, /checkpoint signature: saved under "forged": sealed: does not decrypt/);
+      } finally {
+        await w.stop();
+      }
+    });
+
     test('KEEP_COMPLETED=true keeps the finished checkpoint; a later reply continues the conversation', async () => {
       const w = await start({ KEEP_COMPLETED: 'true' });
       try {
@@ -105,11 +130,14 @@ for (const [name, config] of Object.entries(WORKERS)) {
       const w = await start();
       try {
         const cp = (text, pending) => ({
-          version: 1,
+          version: 2,
           messages: [{ role: 'user', content: text }, ...(pending ? [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'ask_user', input: {} }] }] : [])],
           iterations: pending ? 1 : 0,
           usage: { inputTokens: 1, outputTokens: 2 },
-          ...(pending ? { pendingToolUseId: 't', question: pending } : {}),
+          ...(pending ? {
+            pendingToolUseId: 't', question: pending, reviewed: true,
+            interrupts: [{ kind: 'question', id: 't', toolName: 'ask_user', input: {}, question: pending }],
+          } : {}),
         });
         assert.deepEqual(await saverOp(w, { op: 'get', key: 'missing' }), { ok: null });
         assert.deepEqual(await saverOp(w, { op: 'put', key: 'kv/1', checkpoint: cp('one', 'Q one?') }), { ok: null });

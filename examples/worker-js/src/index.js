@@ -1,10 +1,13 @@
 // The reference's "stateless resume across HTTP requests" Worker, on the npm package: the same routes
 // as the Rust example (examples/worker). Each request builds a fresh agent; the run lives in KV only.
 import {
-  agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, anthropic, openai, workersAI,
-  SessionNotFoundError, SessionBusyError, SaverError, ModelError,
+  agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, durableObjectSaver, listSessions,
+  anthropic, openai, workersAI, memoryUsage, SessionNotFoundError, SessionBusyError, SaverError, ModelError, ConfigError,
+  CheckpointError,
 } from 'resumable-agent';
-import { saverTestRoute } from './test-routes.js';
+// The Durable Object class behind durableObjectSaver (bound as CHECKPOINTS in wrangler.toml).
+export { CheckpointStore } from 'resumable-agent';
+import { saverTestRoute, stepsTestRoute, sessionTestRoute } from './test-routes.js';
 
 const askUser = defineTool({
   name: 'ask_user',
@@ -29,7 +32,11 @@ const scripted = scriptedModel([
 // var OPENAI_BASE_URL for compatible servers) or workers-ai (the AI binding); MODEL names the model.
 function modelFor(env) {
   switch (env.MODEL_PROVIDER || undefined) {
-    case undefined: return scripted;
+    case undefined: {
+      // Tests only: a slow model, so that concurrent requests overlap.
+      const delay = Number(env.TEST_MODEL_DELAY_MS ?? 0);
+      return delay > 0 ? async (req) => { await new Promise((r) => setTimeout(r, delay)); return scripted(req); } : scripted;
+    }
     case 'anthropic': return anthropic({ apiKey: env.ANTHROPIC_API_KEY, model: env.MODEL || 'claude-sonnet-4-5' });
     case 'openai': return openai({ apiKey: env.OPENAI_API_KEY, model: env.MODEL || 'gpt-4.1-mini', baseURL: env.OPENAI_BASE_URL || undefined });
     case 'workers-ai': return workersAI(env.AI, { model: env.MODEL || '@cf/meta/llama-3.3-70b-instruct-fp8-fast' });
@@ -37,13 +44,22 @@ function modelFor(env) {
   }
 }
 
+// CHECKPOINT_KEY (a secret): sign every saved checkpoint and refuse any that was changed in KV;
+// SEAL_CHECKPOINTS=true also encrypts them.
 const agentConfig = (env) => ({
   instructions: 'You are a helpful assistant. Ask the user for any missing information.',
   tools: [askUser],
   model: modelFor(env),
+  ...(env.CHECKPOINT_KEY
+    ? { checkpointKeys: { current: 'k1', keys: { k1: env.CHECKPOINT_KEY } }, sealed: env.SEAL_CHECKPOINTS === 'true' }
+    : {}),
 });
 
-const sessions = (env) => kvSaver(env.SESSIONS, { prefix: 'session:' });
+// SAVER picks the store: "kv" (default) or "durable-object" (strongly consistent: of concurrent replies to a
+// paused session exactly one runs).
+const sessions = (env) => (env.SAVER === 'durable-object'
+  ? durableObjectSaver(env.CHECKPOINTS, { name: 'sessions' })
+  : kvSaver(env.SESSIONS, { prefix: 'session:' }));
 
 // ── Request 1 ────────────────────────────────────────────────────────────────
 async function handleStart(request, env) {
@@ -61,9 +77,9 @@ async function handleReply(request, env) {
   return Response.json({ answer: result.text });
 }
 
-// Paused sessions and their questions, from KV metadata alone.
+// Paused sessions and their questions, from summaries alone (KV metadata; the Durable Object's summary entries).
 async function handleSessions(env) {
-  const listed = await sessions(env).list();
+  const listed = await listSessions(sessions(env));
   return Response.json({
     sessions: listed.filter((s) => s.interrupted)
       .map(({ key, question, updatedAt, iterations }) => ({ sessionId: key, question, updatedAt, iterations })),
@@ -94,6 +110,8 @@ function errorResponse(e) {
     : e instanceof SessionBusyError ? [409, e.message]
     : e instanceof SaverError && e.code === 'TOO_LARGE' ? [413, e.message]
     : e instanceof SaverError && e.code === 'KEY_LENGTH' ? [400, e.message]
+    : e instanceof ConfigError ? [400, e.message]
+    : e instanceof CheckpointError ? [422, e.message]
     : e instanceof ModelError ? [502, e.message]
     : [500, e instanceof Error ? e.message : String(e)];
   return Response.json({ error: message }, { status });
@@ -108,6 +126,17 @@ export default {
       if (request.method === 'GET' && pathname === '/sessions') return await handleSessions(env);
       if (request.method === 'POST' && pathname === '/__test/saver' && env.TEST_ROUTES === 'true') {
         return await saverTestRoute(request, env, sessions(env));
+      }
+      if (request.method === 'POST' && pathname === '/__test/session' && env.TEST_ROUTES === 'true') {
+        const { sessionId } = await request.clone().json();
+        return await sessionTestRoute(request, agent(agentConfig(env)).session(sessions(env), sessionId, { keepCompleted: true }));
+      }
+      if (request.method === 'POST' && pathname === '/__test/steps' && env.TEST_ROUTES === 'true') {
+        return await stepsTestRoute(request, sessions(env), { agent, defineTool, scriptedModel });
+      }
+      // The isolate's wasm memory, to watch it stay flat over many requests.
+      if (request.method === 'GET' && pathname === '/__test/memory' && env.TEST_ROUTES === 'true') {
+        return Response.json(memoryUsage());
       }
       return Response.json({ error: `No route for ${request.method} ${pathname}` }, { status: 404 });
     } catch (e) {

@@ -1,16 +1,22 @@
-// POST /__test/saver: the kvSaver's own operations over the real binding, for the test suite.
-// Served only when the TEST_ROUTES var is "true".
+// POST /__test/saver: the saver's own operations over the real binding (KV or the Durable Object), for the
+// test suite and the saver conformance suite. Served only when the TEST_ROUTES var is "true".
 import { SaverError } from 'resumable-agent';
 
 export async function saverTestRoute(request, env, saver) {
-  const { op, key, checkpoint, prefix, value, metadata } = await request.json();
+  const { op, key, checkpoint, prefix, value, metadata, condition } = await request.json();
   try {
     switch (op) {
       case 'get': {
         const cp = await saver.get(key);
         return Response.json({ ok: cp === null ? null : JSON.stringify(cp) });
       }
-      case 'put': return Response.json({ ok: (await saver.put(key, checkpoint)) ?? null });
+      case 'get-text': { // the stored text as it is (a sealed envelope too)
+        const cp = await saver.get(key);
+        return Response.json({ ok: cp === null ? null : JSON.stringify(cp) });
+      }
+      case 'put': return Response.json({ ok: (await saver.put(key, checkpoint, condition ?? undefined)) ?? null });
+      case 'exists': return Response.json({ ok: await saver.exists(key) });
+      case 'about': return Response.json({ ok: { compareAndSet: saver.compareAndSet, maxValueBytes: saver.maxValueBytes ?? null } });
       case 'delete': return Response.json({ ok: (await saver.delete(key)) ?? null });
       case 'list': return Response.json({ ok: await saver.list(prefix) });
       case 'raw-put': // around the saver: proves list reads metadata only and get names corruption
@@ -21,5 +27,33 @@ export async function saverTestRoute(request, env, saver) {
   } catch (e) {
     if (e instanceof SaverError) return Response.json({ err: { kind: e.code, message: e.message } });
     return Response.json({ error: e.message }, { status: e.name === 'CheckpointError' ? 400 : 500 });
+  }
+}
+
+// POST /__test/steps {sessionId, steps, autoSave}: one session of `steps` model calls (lookups, then an
+// answer) on the Worker's saver, for `make bench` (time per auto-save). Served only with TEST_ROUTES.
+export async function stepsTestRoute(request, saver, { agent, defineTool, scriptedModel }) {
+  const { sessionId, steps, autoSave } = await request.json();
+  const lookup = defineTool({ name: 'lookup', handle: ({ key }) => ({ key, value: 'x'.repeat(480) }) });
+  const model = scriptedModel(Array.from({ length: steps }, (_, k) => (k < steps - 1
+    ? { content: [{ type: 'tool_use', id: `c${k}`, name: 'lookup', input: { key: `k${k}` } }] }
+    : 'done')));
+  let saves = 0;
+  let bytes = 0;
+  const result = await agent({ tools: [lookup], model, maxIterations: steps + 1 })
+    .session(saver, sessionId, { autoSave, keepCompleted: true })
+    .prompt('go', { onEvent: (e) => { if (e.type === 'checkpoint-saved') saves += 1; if (e.type === 'checkpoint') bytes = JSON.stringify(e.checkpoint).length; } });
+  return Response.json({ text: result.text, saves, lastCheckpointBytes: bytes });
+}
+
+// POST /__test/session {sessionId, op, args}: a kept session's history operations on the Worker's saver
+// (history, label, restore, checkpoint, prompt, reply), for the test suite. Served only with TEST_ROUTES.
+export async function sessionTestRoute(request, session) {
+  const { op, args = [] } = await request.json();
+  try {
+    const out = await session[op](...args);
+    return Response.json({ ok: out ?? null });
+  } catch (e) {
+    return Response.json({ err: { name: e.name, message: e.message } });
   }
 }

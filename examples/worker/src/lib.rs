@@ -2,9 +2,11 @@
 //!
 //! - `POST /start {message, sessionId}` → `{question}` (paused, checkpoint in KV) or `{answer}`
 //! - `POST /reply {answer, sessionId}` → the same; `404` for an unknown session
-//! - `GET /sessions` → the paused sessions and their questions, read from KV metadata only
+//! - `GET /sessions` → the paused sessions and their questions, read from summaries only
 //!
-//! Every request builds its agent afresh: nothing survives in memory between requests.
+//! Every request builds its agent afresh: nothing survives in memory between requests. The var `SAVER` picks
+//! the store: `kv` (default; Workers KV) or `durable-object` (the `CheckpointStore` Durable Object below:
+//! strongly consistent, and exactly one of concurrent replies runs).
 
 mod test_routes;
 
@@ -13,11 +15,13 @@ use resumable_agent::provider::openai::OpenAi;
 use resumable_agent::provider::{FetchClient, HttpModel};
 
 use resumable_agent::{
-    Agent, AgentError, InterruptError, KvOptions, KvSaver, ModelRequest, ModelResponse, Outcome, Saver, SaverError,
-    ScriptedModel, tool,
+    Agent, AgentError, CheckpointKeys, CheckpointSummary, Condition, DurableObjectSaver, InterruptError, KvOptions,
+    KvSaver, ModelRequest, ModelResponse, Outcome, SavedCheckpoint, Saver, SaverError, ScriptedModel, list_sessions,
+    tool,
 };
 use serde_json::{Value, json};
-use worker::{Env, Method, Request, Response, Result, event};
+use std::future::Future;
+use worker::{DurableObject, Env, Method, Request, Response, Result, State, durable_object, event};
 
 /// Where sessions live in the `SESSIONS` namespace.
 const PREFIX: &str = "session:";
@@ -30,6 +34,7 @@ async fn fetch(mut req: Request, env: Env, _ctx: worker::Context) -> Result<Resp
         (Method::Post, "/reply") => turn(&mut req, &env, "answer").await,
         (Method::Get, "/sessions") => sessions(&env).await,
         (Method::Post, "/__test/saver") if flag(&env, "TEST_ROUTES") => test_routes::saver(&mut req, &env).await,
+        (Method::Post, "/__test/conformance") if flag(&env, "TEST_ROUTES") => test_routes::conformance(&env).await,
         _ => error(404, &format!("No route for {} {path}", req.method())),
     }
 }
@@ -38,9 +43,89 @@ fn flag(env: &Env, name: &str) -> bool {
     env.var(name).is_ok_and(|v| v.to_string() == "true")
 }
 
-pub(crate) fn saver(env: &Env) -> Result<KvSaver> {
+/// The store the `SAVER` var picks.
+pub(crate) enum Store {
+    Kv(KvSaver),
+    DurableObject(DurableObjectSaver),
+}
+
+pub(crate) fn saver(env: &Env) -> Result<Store> {
+    let rust_error = |e: SaverError| worker::Error::RustError(e.to_string());
+    if env.var("SAVER").is_ok_and(|v| v.to_string() == "durable-object") {
+        let namespace = env.durable_object("CHECKPOINTS")?;
+        return DurableObjectSaver::new(&namespace, "sessions")
+            .map(Store::DurableObject)
+            .map_err(rust_error);
+    }
     KvSaver::new(env.kv("SESSIONS")?, KvOptions::with_prefix(PREFIX))
-        .map_err(|e| worker::Error::RustError(e.to_string()))
+        .map(Store::Kv)
+        .map_err(rust_error)
+}
+
+impl Saver for Store {
+    fn get_text(&self, key: &str) -> impl Future<Output = std::result::Result<Option<String>, SaverError>> {
+        async move {
+            match self {
+                Store::Kv(s) => s.get_text(key).await,
+                Store::DurableObject(s) => s.get_text(key).await,
+            }
+        }
+    }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = std::result::Result<(), SaverError>> {
+        async move {
+            match self {
+                Store::Kv(s) => s.put_text(key, value, summary, condition).await,
+                Store::DurableObject(s) => s.put_text(key, value, summary, condition).await,
+            }
+        }
+    }
+    fn delete(&self, key: &str) -> impl Future<Output = std::result::Result<(), SaverError>> {
+        async move {
+            match self {
+                Store::Kv(s) => s.delete(key).await,
+                Store::DurableObject(s) => s.delete(key).await,
+            }
+        }
+    }
+    fn list(&self, prefix: &str) -> impl Future<Output = std::result::Result<Vec<SavedCheckpoint>, SaverError>> {
+        async move {
+            match self {
+                Store::Kv(s) => s.list(prefix).await,
+                Store::DurableObject(s) => s.list(prefix).await,
+            }
+        }
+    }
+    fn compare_and_set(&self) -> bool {
+        matches!(self, Store::DurableObject(_))
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        match self {
+            Store::Kv(s) => s.max_value_bytes(),
+            Store::DurableObject(s) => s.max_value_bytes(),
+        }
+    }
+}
+
+/// The Durable Object behind `SAVER=durable-object`: it stores the checkpoints.
+#[durable_object]
+pub struct CheckpointStore {
+    state: State,
+}
+
+impl DurableObject for CheckpointStore {
+    fn new(state: State, _env: Env) -> Self {
+        Self { state }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        resumable_agent::serve_checkpoint_store(&self.state.storage(), req).await
+    }
 }
 
 /// The agent: asks for a deadline through `ask_user`, then answers. `MODEL_PROVIDER` picks the model:
@@ -75,12 +160,46 @@ fn demo_agent(env: &Env) -> std::result::Result<Agent, AgentError> {
                 "MODEL_PROVIDER {other:?}: use anthropic or openai"
             )));
         }
-        None => Agent::builder(scripted_model()),
+        None => match var("TEST_MODEL_DELAY_MS").and_then(|v| v.parse::<u64>().ok()) {
+            // Tests only: a slow model, so that concurrent requests overlap.
+            Some(ms) => Agent::builder(Slow(scripted_model(), ms)),
+            None => Agent::builder(scripted_model()),
+        },
+    };
+    // CHECKPOINT_KEY (a secret): sign every saved checkpoint and refuse any that was changed in KV;
+    // SEAL_CHECKPOINTS=true also encrypts them.
+    let builder = match env
+        .secret("CHECKPOINT_KEY")
+        .map(|v| v.to_string())
+        .ok()
+        .filter(|k| !k.is_empty())
+    {
+        Some(key) => builder.checkpoint_keys(
+            CheckpointKeys::new("k1")
+                .key("k1", key)
+                .sealed(var("SEAL_CHECKPOINTS").as_deref() == Some("true")),
+        ),
+        None => builder,
     };
     builder
         .instructions("You are a helpful assistant. Ask the user for any missing information.")
         .tool(ask_user)
         .build()
+}
+
+/// A model that answers after a delay (tests only).
+struct Slow(ScriptedModel, u64);
+
+impl resumable_agent::Model for Slow {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl Future<Output = std::result::Result<ModelResponse, resumable_agent::ModelError>> + 'a {
+        async move {
+            worker::Delay::from(std::time::Duration::from_millis(self.1)).await;
+            self.0.complete(request).await
+        }
+    }
 }
 
 fn scripted_model() -> ScriptedModel {
@@ -156,7 +275,10 @@ fn status_of(e: &AgentError) -> u16 {
         AgentError::Saver {
             source: SaverError::KeyLength { .. },
             ..
-        } => 400,
+        }
+        | AgentError::Config(_) => 400,
+        // A stored checkpoint that was changed (or is not ours): refused before anything ran.
+        AgentError::Checkpoint(_) => 422,
         AgentError::Model { .. } => 502,
         _ => 500,
     }
@@ -169,9 +291,9 @@ fn message_of(e: &AgentError) -> String {
     }
 }
 
-/// `GET /sessions`: paused sessions with their questions, from KV metadata (no value is read).
+/// `GET /sessions`: paused sessions with their questions, from summaries (no value is read).
 async fn sessions(env: &Env) -> Result<Response> {
-    let listed = match saver(env)?.list("").await {
+    let listed = match list_sessions(&saver(env)?, "").await {
         Ok(l) => l,
         Err(e) => return error(500, &e.to_string()),
     };

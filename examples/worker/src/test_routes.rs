@@ -1,13 +1,13 @@
-//! `POST /__test/saver`: the KV saver's own operations over the real binding, for the test suite.
-//! Served only when the `TEST_ROUTES` var is "true" (the tests start the Worker with it).
+//! `POST /__test/saver`: the saver's own operations over the real binding (KV or the Durable Object), for
+//! the test suite and the saver conformance suite. Served only when the `TEST_ROUTES` var is "true".
 
-use resumable_agent::{Checkpoint, Saver, SaverError};
+use resumable_agent::{Checkpoint, Condition, Saver, SaverError};
 use serde_json::{Value, json};
 use worker::{Env, Request, Response, Result};
 
 use crate::error;
 
-/// `{op: "put"|"get"|"delete"|"list"|"raw-put", key?, checkpoint?, prefix?, value?, metadata?}` →
+/// `{op: "put"|"get"|"get-text"|"delete"|"list"|"raw-put", key?, checkpoint?, prefix?, value?, metadata?}` →
 /// `{ok: result}` or `{err: {kind, message}}`.
 pub(crate) async fn saver(req: &mut Request, env: &Env) -> Result<Response> {
     let body: Value = req.json().await?;
@@ -18,10 +18,24 @@ pub(crate) async fn saver(req: &mut Request, env: &Env) -> Result<Response> {
             .get(key)
             .await
             .map(|c| serde_json::to_value(c.map(|c| c.to_json())).unwrap_or_default()),
+        // The stored text as it is (a sealed envelope too).
+        "get-text" => saver
+            .get_text(key)
+            .await
+            .map(|t| serde_json::to_value(t).unwrap_or_default()),
         "put" => match Checkpoint::from_value(body["checkpoint"].clone()) {
-            Ok(cp) => saver.put(key, &cp).await.map(|()| Value::Null),
+            Ok(cp) => {
+                let condition = match (&body["condition"]["ifAbsent"], body["condition"]["ifStep"].as_u64()) {
+                    (Value::Bool(true), _) => Condition::Absent,
+                    (_, Some(step)) => Condition::Step(step),
+                    _ => Condition::Any,
+                };
+                saver.put_if(key, &cp, condition).await.map(|()| Value::Null)
+            }
             Err(e) => return error(400, &e.to_string()),
         },
+        "exists" => saver.exists(key).await.map(Value::Bool),
+        "about" => Ok(json!({"compareAndSet": saver.compare_and_set(), "maxValueBytes": saver.max_value_bytes()})),
         "delete" => saver.delete(key).await.map(|()| Value::Null),
         "list" => saver
             .list(body["prefix"].as_str().unwrap_or_default())
@@ -42,4 +56,38 @@ pub(crate) async fn saver(req: &mut Request, env: &Env) -> Result<Response> {
         Ok(v) => json!({ "ok": v }),
         Err(e) => json!({ "err": { "kind": e.code(), "message": e.to_string() } }),
     })
+}
+
+/// `POST /__test/conformance`: the Rust saver conformance suite, run here in workerd against this Worker's
+/// saver (KV under a prefix per namespace, or a Durable Object per namespace).
+pub(crate) async fn conformance(env: &Env) -> Result<Response> {
+    let run = format!("{}", js_sys::Date::now() as u64);
+    let durable = env.var("SAVER").is_ok_and(|v| v.to_string() == "durable-object");
+    let results = if durable {
+        let namespace = env.durable_object("CHECKPOINTS")?;
+        resumable_agent::testing::saver_conformance(|ns| {
+            crate::Store::DurableObject(
+                resumable_agent::DurableObjectSaver::new(&namespace, &format!("conformance-{run}-{ns}"))
+                    .expect("a stub for a name"),
+            )
+        })
+        .await
+    } else {
+        let kv = env.kv("SESSIONS")?;
+        resumable_agent::testing::saver_conformance(|ns| {
+            crate::Store::Kv(
+                resumable_agent::KvSaver::new(
+                    kv.clone(),
+                    resumable_agent::KvOptions::with_prefix(format!("conformance-{run}-{ns}:")),
+                )
+                .expect("valid options"),
+            )
+        })
+        .await
+    };
+    let cases: Vec<Value> = results
+        .iter()
+        .map(|r| json!({"name": r.name, "ok": r.ok, "skipped": r.skipped, "error": r.error}))
+        .collect();
+    Response::from_json(&json!({ "results": cases }))
 }

@@ -1,0 +1,140 @@
+// What each fuzz target checks, shared with tests/fuzz_regressions.rs (which replays the committed corpus
+// and every crash ever found through the same code on stable Rust). Included with `include!`, so it names
+// everything by its full path.
+//
+// The invariants, for any input: no panic, no trap, no unbounded work; and whatever the library accepts
+// (a checkpoint, a model response, decisions) leads to checkpoints it can read back, byte for byte.
+
+#[allow(dead_code)]
+const FUZZ_KEYS: (&str, &str) = ("fuzz", "a secret used only by the fuzzer");
+
+#[allow(dead_code)]
+fn fuzz_agent(keys: bool) -> resumable_agent::Agent {
+    use resumable_agent::{ContentBlock, InterruptError, ModelResponse, ScriptedModel, ToolUse, tool};
+    use serde_json::json;
+    let call = |id: &str, name: &str| {
+        ContentBlock::ToolUse(ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input: json!({"key": id, "question": "Why?"}),
+        })
+    };
+    let model = ScriptedModel::new([
+        ModelResponse::new(vec![call("f1", "lookup"), call("f2", "send"), call("f3", "ask_user")]),
+        ModelResponse::text("fuzzed"),
+        ModelResponse::text("fuzzed again"),
+    ]);
+    let lookup = tool("lookup", "Look up.", json!({"type": "object"}), |input, _| async move { Ok(input) });
+    let ask = tool("ask_user", "Ask.", json!({"type": "object"}), |_, _| async move {
+        Err(InterruptError::new("Why?").into())
+    });
+    let send = tool(
+        "send",
+        "Send.",
+        json!({"type": "object", "properties": {"to": {"type": "string"}}}),
+        |input, _| async move { Ok(input) },
+    )
+    .needs_approval();
+    let mut builder = resumable_agent::Agent::builder(model)
+        .tool(lookup)
+        .tool(ask)
+        .tool(send)
+        .max_iterations(6);
+    if keys {
+        builder = builder.checkpoint_keys(resumable_agent::CheckpointKeys::new(FUZZ_KEYS.0).key(FUZZ_KEYS.0, FUZZ_KEYS.1));
+    }
+    builder.build().unwrap_or_else(|e| panic!("the fuzz agent builds: {e}"))
+}
+
+/// What the library writes, it reads back to the same bytes.
+#[allow(dead_code)]
+fn assert_reads_back(cp: &resumable_agent::Checkpoint) {
+    let text = cp.to_json();
+    let back = resumable_agent::Checkpoint::from_json(&text)
+        .unwrap_or_else(|e| panic!("a checkpoint the library wrote does not decode: {e}\n{text}"));
+    assert_eq!(back.to_json(), text, "decode → encode changed the checkpoint");
+}
+
+/// Ends of a run (outcome or error) must carry checkpoints that read back.
+#[allow(dead_code)]
+fn assert_result_reads_back(result: &Result<resumable_agent::Outcome, resumable_agent::AgentError>) {
+    match result {
+        Ok(o) => assert_reads_back(o.checkpoint()),
+        Err(e) => {
+            if let Some(cp) = e.checkpoint() {
+                assert_reads_back(cp);
+            }
+        }
+    }
+}
+
+/// Checkpoint text, decoded plainly and by an agent with keys (signature and sealed-envelope paths), then
+/// resumed with an answer and with decisions.
+#[allow(dead_code)]
+fn checkpoint(data: &[u8]) {
+    use resumable_agent::{Checkpoint, Decision, Resume};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let keyed = fuzz_agent(true);
+    let _ = pollster::block_on(keyed.decode_checkpoint(text));
+    let Ok(cp) = Checkpoint::from_json(text) else { return };
+    assert_reads_back(&cp);
+    let agent = fuzz_agent(false);
+    assert_result_reads_back(&pollster::block_on(agent.resume(cp.clone(), "an answer")));
+    let approve_all = Resume::decisions(cp.interrupts.iter().map(|_| Decision::Approve { modified_args: None }));
+    assert_result_reads_back(&pollster::block_on(agent.resume(cp, approve_all)));
+}
+
+/// A provider's 2xx body: decoded by the wire format, then fed to a run, whose checkpoints read back.
+#[allow(dead_code)]
+fn provider_response(wire: &dyn Fn(&serde_json::Value) -> Result<resumable_agent::ModelResponse, resumable_agent::ModelError>, data: &[u8]) {
+    use resumable_agent::{Run, RunConfig, Step, ToolDefinition, ToolOutcome};
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(data) else { return };
+    let Ok(response) = wire(&body) else { return };
+    let tools = ["lookup", "send"].map(|name| ToolDefinition {
+        name: name.into(),
+        description: String::new(),
+        input_schema: serde_json::json!({"type": "object"}),
+    });
+    let config = RunConfig::new(tools).approval("send", resumable_agent::OnExpire::Deny);
+    let mut run = Run::start(&config, "hi", "fuzz", 0);
+    assert!(matches!(run.next_step(), Step::CallModel));
+    if run.model_replied(response, 1).is_err() {
+        return;
+    }
+    for _ in 0..64 {
+        assert_reads_back(run.checkpoint());
+        match run.next_step() {
+            Step::Review(_) => run.reviewed(Vec::new(), 2),
+            Step::CallTool(call) => run.tool_finished(&call.id, ToolOutcome::Output("ok".into()), 3),
+            Step::Refused(..) => {}
+            _ => break,
+        }
+    }
+    assert_reads_back(run.checkpoint());
+}
+
+#[allow(dead_code)]
+fn anthropic_response(data: &[u8]) {
+    use resumable_agent::provider::WireFormat;
+    let wire = resumable_agent::provider::anthropic::Anthropic::new("k", "m");
+    provider_response(&|body| wire.response(body), data);
+}
+
+#[allow(dead_code)]
+fn openai_response(data: &[u8]) {
+    use resumable_agent::provider::WireFormat;
+    let wire = resumable_agent::provider::openai::OpenAi::new("k", "m");
+    provider_response(&|body| wire.response(body), data);
+}
+
+/// Decisions as JSON text, applied to a run paused on two approvals and to one paused on a question.
+#[allow(dead_code)]
+fn decisions(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(resume) = resumable_agent::Resume::from_decisions_json(text) else { return };
+    let agent = fuzz_agent(false);
+    let Ok(first) = pollster::block_on(agent.prompt("Go.")) else { return };
+    assert_reads_back(first.checkpoint());
+    let paused = first.checkpoint().clone();
+    assert_result_reads_back(&pollster::block_on(agent.resume(paused, resume)));
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The npm package under Node 20, 22 and 24 (all from npm: `node` packages), RUNS processes each (default 3),
+# every process doing 100,000 random resumes (tests/stress/resumes.mjs). Any process that does not exit
+# with 0 by itself — a typed-error violation, a hang, or a crash of Node — fails the run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+runs="${1:-3}"
+resumes="${2:-100000}"
+# Node 22 is the repository's own (package.json); 20 and 24 are installed next to the build output.
+declare -A versions=([20]=20.20.2 [24]=24.21.0)
+for major in "${!versions[@]}"; do
+  dir="target/node-versions/$major"
+  if ! [ -x "$dir/node_modules/.bin/node" ] || ! "$dir/node_modules/.bin/node" --version | grep -qx "v${versions[$major]}"; then
+    mkdir -p "$dir"
+    printf '{"name":"node-%s","private":true,"allowScripts":{"node":true}}\n' "$major" > "$dir/package.json"
+    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "node@${versions[$major]}")
+  fi
+done
+binaries=("target/node-versions/20/node_modules/.bin/node" "node_modules/.bin/node" "target/node-versions/24/node_modules/.bin/node")
+for bin in "${binaries[@]}"; do
+  for seed in $(seq 1 "$runs"); do
+    started=$(date +%s)
+    if ! out=$(timeout 600 "$bin" tests/stress/resumes.mjs "$resumes" "$seed" 2>&1); then
+      echo "$out" >&2
+      echo "stress: $("$bin" --version) run $seed FAILED (exit status above)" >&2
+      exit 1
+    fi
+    echo "stress: $("$bin" --version) run $seed: $(( $(date +%s) - started )) s, $(tail -1 <<<"$out")"
+  done
+done

@@ -1,0 +1,147 @@
+//! Live events of a run: what happened, as it happens, as plain JSON (`{ "type": "step-start", ... }`).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::checkpoint::Checkpoint;
+use crate::interrupt::Interrupt;
+use crate::message::{ContentBlock, Usage};
+use crate::platform::MaybeSend;
+
+/// One thing that happened in a run. Serializes to the JSON the npm package's events have.
+///
+/// A run reports `checkpoint` after every change of state: resuming any of them with `""` (or with the
+/// answers it waits for) continues the same run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// A model call starts; `step` counts model calls across resumes (1-based).
+    StepStart {
+        /// The model call's number.
+        step: u32,
+    },
+    /// The model answered.
+    StepFinish {
+        /// The model call's number.
+        step: u32,
+        /// What the model said: text and tool calls.
+        content: &'a [ContentBlock],
+        /// Tokens of this call, if reported.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+    /// A tool call starts.
+    ToolCall {
+        /// The call's id.
+        id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// Its input.
+        input: &'a Value,
+    },
+    /// A tool call has its result (ran, failed, refused, denied or answered by the human).
+    ToolResult {
+        /// The call's id.
+        id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// What the model will read.
+        content: &'a str,
+        /// True for an error result.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+    /// A call waits for a human's approval.
+    ApprovalRequested {
+        /// The call's id.
+        id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// The call's input.
+        input: &'a Value,
+        /// When the request expires (ms since the epoch).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expires_at: Option<u64>,
+    },
+    /// A human approved or denied a call (on resume).
+    ApprovalResponse {
+        /// The call's id.
+        id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// True when the call will run.
+        approved: bool,
+        /// The input it will run with, when changed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        modified_args: Option<&'a Value>,
+        /// For a denial: what the model reads.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<&'a str>,
+    },
+    /// The run pauses, waiting for these interrupts.
+    Interrupt {
+        /// The first interrupt's question (or approval sentence).
+        question: &'a str,
+        /// Everything it waits for, in call order.
+        interrupts: &'a [Interrupt],
+    },
+    /// A tool replaced the agent's state.
+    StateChanged {
+        /// The new state.
+        state: &'a Value,
+    },
+    /// A consistent state of the run; resuming it continues the same run.
+    Checkpoint {
+        /// The state.
+        checkpoint: &'a Checkpoint,
+    },
+    /// A session loaded its checkpoint.
+    CheckpointLoaded {
+        /// The session's key.
+        key: &'a str,
+        /// Messages in the loaded conversation.
+        message_count: usize,
+        /// True when it was waiting for a human.
+        interrupted: bool,
+    },
+    /// A session saved its checkpoint.
+    CheckpointSaved {
+        /// The session's key.
+        key: &'a str,
+        /// Messages in the saved conversation.
+        message_count: usize,
+    },
+}
+
+impl Event<'_> {
+    /// The event as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// Receives a run's events, in order. Any `FnMut(&Event)` is one.
+///
+/// ```
+/// use resumable_agent::{Agent, Event, Input, ModelResponse, ScriptedModel};
+/// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")])).build()?;
+/// let mut seen = Vec::new();
+/// let done = pollster::block_on(agent.run(Input::prompt("hello"), &mut |e: &Event<'_>| {
+///     seen.push(e.to_json());
+/// }))?;
+/// assert!(seen[0].starts_with(r#"{"type":"checkpoint""#));
+/// assert!(seen.iter().any(|e| e.starts_with(r#"{"type":"step-finish""#)));
+/// # let _ = done;
+/// # Ok::<(), resumable_agent::AgentError>(())
+/// ```
+pub trait EventSink: MaybeSend {
+    /// Called for each event, in order.
+    fn event(&mut self, event: &Event<'_>);
+}
+
+impl<F: FnMut(&Event<'_>) + MaybeSend> EventSink for F {
+    fn event(&mut self, event: &Event<'_>) {
+        self(event)
+    }
+}

@@ -1,0 +1,301 @@
+//! Pauses and the human's answers: pending [`Interrupt`]s, [`Decision`]s and the [`Resume`] input.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Why a run waits for a human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InterruptKind {
+    /// A call of a tool with `needs_approval` waits for approve / deny, before any call of its turn ran.
+    Approval,
+    /// A tool asked a question ([`InterruptError`](crate::InterruptError)).
+    Question,
+}
+
+/// One thing a paused run waits for, named by the id of the tool call it is about.
+///
+/// `{ kind: "approval", id, toolName, input, expiresAt? }` or
+/// `{ kind: "question", id, toolName, input, question, options?, data?, expiresAt? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Interrupt {
+    /// Approval request or question.
+    pub kind: InterruptKind,
+    /// The tool call's id (its `tool_use` id).
+    pub id: String,
+    /// The tool called.
+    pub tool_name: String,
+    /// The call's input, as the model wrote it.
+    pub input: Value,
+    /// The question (questions only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// Choices a UI can offer (questions only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<String>>,
+    /// Anything else the tool attached (questions only).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::message::present"
+    )]
+    pub data: Option<Value>,
+    /// After this moment (ms since the epoch) the tool's `on_expire` policy applies instead of an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+}
+
+impl Interrupt {
+    /// What to show the human: the question, or a sentence naming the tool of an approval request.
+    pub fn prompt(&self) -> String {
+        match (&self.kind, &self.question) {
+            (InterruptKind::Question, Some(q)) => q.clone(),
+            _ => approval_sentence(&self.tool_name),
+        }
+    }
+}
+
+pub(crate) fn approval_sentence(tool: &str) -> String {
+    format!("Approve the call to {tool}?")
+}
+
+/// The human's answer to one [`Interrupt`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Decision {
+    /// Run the call — with `modified_args` instead of the model's input when given (validated against the
+    /// tool's schema; the transcript then shows the input the tool really ran with).
+    Approve {
+        /// Replacement input.
+        #[serde(rename = "modifiedArgs", default, skip_serializing_if = "Option::is_none")]
+        modified_args: Option<Value>,
+    },
+    /// Do not run the call (or decline to answer a question): the model gets an error result with `message`.
+    Deny {
+        /// Why, for the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// Answer a question.
+    Answer {
+        /// The answer, which becomes the call's result.
+        text: String,
+    },
+}
+
+impl Decision {
+    /// Approve as the model asked.
+    pub fn approve() -> Self {
+        Decision::Approve { modified_args: None }
+    }
+    /// Approve with edited input.
+    pub fn approve_with(input: Value) -> Self {
+        Decision::Approve {
+            modified_args: Some(input),
+        }
+    }
+    /// Deny, telling the model why.
+    pub fn deny(message: impl Into<String>) -> Self {
+        Decision::Deny {
+            message: Some(message.into()),
+        }
+    }
+    /// Answer a question.
+    pub fn answer(text: impl Into<String>) -> Self {
+        Decision::Answer { text: text.into() }
+    }
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            Decision::Approve { .. } => "approve",
+            Decision::Deny { .. } => "deny",
+            Decision::Answer { .. } => "answer",
+        }
+    }
+}
+
+/// What [`Agent::resume`](crate::Agent::resume) continues with.
+///
+/// A string answers the single pending question (or, with nothing pending, is a new user turn; `""`
+/// continues as is). Decisions answer each pending interrupt, in order or by id.
+///
+/// ```
+/// use resumable_agent::{Decision, Resume};
+/// let by_text: Resume = "end of Q2".into();
+/// let by_id = Resume::decisions_by_id([("call_1", Decision::approve()), ("call_2", Decision::deny("not today"))]);
+/// # let _ = (by_text, by_id);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Resume {
+    /// A text answer (see above).
+    Answer(String),
+    /// One decision per pending interrupt, in the order of [`Checkpoint::interrupts`](crate::Checkpoint).
+    Decisions(Vec<Decision>),
+    /// One decision per pending interrupt, keyed by interrupt id.
+    DecisionsById(Vec<(String, Decision)>),
+}
+
+impl Resume {
+    /// Decisions in the order of the pending interrupts.
+    pub fn decisions(decisions: impl IntoIterator<Item = Decision>) -> Self {
+        Resume::Decisions(decisions.into_iter().collect())
+    }
+    /// Decisions keyed by interrupt id.
+    pub fn decisions_by_id<I: Into<String>>(decisions: impl IntoIterator<Item = (I, Decision)>) -> Self {
+        Resume::DecisionsById(decisions.into_iter().map(|(id, d)| (id.into(), d)).collect())
+    }
+}
+
+impl Resume {
+    /// Decisions from their JSON text, as the JS API takes them: an array in interrupt order (with an `id`
+    /// in every decision or in none) or an object keyed by interrupt id; each `{ type: "approve",
+    /// modifiedArgs? }`, `{ type: "deny", message? }` or `{ type: "answer", text }`.
+    ///
+    /// # Errors
+    /// [`AgentError::Decision`](crate::AgentError) naming the path of what is wrong.
+    pub fn from_decisions_json(text: &str) -> Result<Self, crate::AgentError> {
+        let problem = |p: String| crate::AgentError::Decision { id: None, problem: p };
+        let text = crate::limits::repair_lone_surrogates(text);
+        if crate::limits::text_depth(&text) > crate::limits::MAX_DEPTH_LIMIT {
+            return Err(problem("decisions: nested too deep".into()));
+        }
+        let value: Value = serde_json::from_str(&text).map_err(|e| problem(format!("decisions: {e}")))?;
+        match value {
+            Value::Array(list) => {
+                let with_ids = list.iter().filter(|d| d.get("id").is_some()).count();
+                if with_ids > 0 && with_ids < list.len() {
+                    return Err(problem("decisions: give an id in every decision or in none".into()));
+                }
+                let decoded = list
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, d)| {
+                        let id = d.get("id").and_then(Value::as_str).map(str::to_owned);
+                        decision(d, &format!("decisions[{k}]"), id.clone()).map(|dec| (id, dec))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if with_ids > 0 {
+                    Ok(Resume::DecisionsById(
+                        decoded.into_iter().map(|(id, d)| (id.unwrap_or_default(), d)).collect(),
+                    ))
+                } else {
+                    Ok(Resume::Decisions(decoded.into_iter().map(|(_, d)| d).collect()))
+                }
+            }
+            Value::Object(map) => Ok(Resume::DecisionsById(
+                map.into_iter()
+                    .map(|(id, d)| decision(d, &format!("decisions[{id:?}]"), Some(id.clone())).map(|dec| (id, dec)))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )),
+            other => Err(problem(format!(
+                "decisions: expected an array or an object keyed by interrupt id, got {}",
+                match other {
+                    Value::Null => "null",
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    _ => "a boolean",
+                }
+            ))),
+        }
+    }
+}
+
+/// One decision, naming the path of what is wrong with it.
+fn decision(mut value: Value, path: &str, id: Option<String>) -> Result<Decision, crate::AgentError> {
+    let fail = |p: String| crate::AgentError::Decision {
+        id: id.clone(),
+        problem: format!("{path}{p}"),
+    };
+    let Some(o) = value.as_object_mut() else {
+        return Err(fail(": expected an object { type, ... }".into()));
+    };
+    if o.get("id").is_some_and(|i| !i.is_string()) {
+        return Err(fail(".id: expected a string (an interrupt id)".into()));
+    }
+    o.remove("id");
+    let ty = o.get("type").and_then(Value::as_str).map(str::to_owned);
+    match ty.as_deref() {
+        Some("approve") => {
+            if let Some(extra) = o.keys().find(|k| !matches!(k.as_str(), "type" | "modifiedArgs")) {
+                return Err(fail(format!(".{extra}: not a field of an approve decision")));
+            }
+        }
+        Some("deny") => {
+            if o.get("message").is_some_and(|m| !m.is_string() && !m.is_null()) {
+                return Err(fail(".message: expected a string".into()));
+            }
+        }
+        Some("answer") => {
+            if !o.get("text").is_some_and(Value::is_string) {
+                return Err(fail(".text: expected a string".into()));
+            }
+        }
+        Some(other) => {
+            return Err(fail(format!(
+                ".type: expected \"approve\", \"deny\" or \"answer\", got {other:?}"
+            )));
+        }
+        None => return Err(fail(".type: missing (\"approve\", \"deny\" or \"answer\")".into())),
+    }
+    serde_json::from_value(value).map_err(|e| fail(format!(": {e}")))
+}
+
+impl From<&str> for Resume {
+    fn from(s: &str) -> Self {
+        Resume::Answer(s.to_owned())
+    }
+}
+
+impl From<String> for Resume {
+    fn from(s: String) -> Self {
+        Resume::Answer(s)
+    }
+}
+
+impl From<&String> for Resume {
+    fn from(s: &String) -> Self {
+        Resume::Answer(s.clone())
+    }
+}
+
+/// What happens when a pending interrupt is answered after its `expiresAt`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum OnExpire {
+    /// The resume fails with [`AgentError::InterruptExpired`](crate::AgentError) (carrying the checkpoint).
+    #[default]
+    Error,
+    /// The call is treated as denied: it never runs and the model reads that it expired.
+    Deny,
+}
+
+/// A tool's answer to "does this call need a human's approval?".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Approval {
+    /// Run it.
+    #[default]
+    NotNeeded,
+    /// Pause the turn until a human approves or denies it; after `expires_in_ms` the tool's [`OnExpire`]
+    /// policy applies.
+    Needed {
+        /// How long the request stays answerable, in milliseconds.
+        expires_in_ms: Option<u64>,
+    },
+}
+
+impl Approval {
+    /// Approval needed, without expiry.
+    pub fn needed() -> Self {
+        Approval::Needed { expires_in_ms: None }
+    }
+    /// Approval needed within `ms` milliseconds.
+    pub fn needed_within(ms: u64) -> Self {
+        Approval::Needed {
+            expires_in_ms: Some(ms),
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! Signed and sealed checkpoints.
+//!
+//! An agent with [`CheckpointKeys`] signs every checkpoint it returns or saves: `signature: { kid, mac }`,
+//! an HMAC-SHA256 under the current key over a canonical encoding of everything else in the checkpoint
+//! (objects with sorted keys, numbers as the doubles JS would read, the key id included). It resumes only
+//! checkpoints whose signature verifies under one of its keys, so keeping old key ids lets checkpoints
+//! signed before a rotation resume. Because the MAC covers the decoded checkpoint rather than its text,
+//! `JSON.parse(JSON.stringify(c))`, a store that reorders keys or re-spells numbers, keep it valid; and
+//! whatever verifies decodes to exactly the checkpoint that was signed.
+//!
+//! With [`CheckpointKeys::sealed`], what leaves the agent as text (sessions' saves, the JS package's
+//! results) is also encrypted: AES-256-GCM under a key derived from the current secret, in a plain-JSON
+//! envelope `{ "version": 2, "kid": …, "sealed": "<base64url nonce ‖ ciphertext>" }`.
+
+use std::fmt;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary};
+use crate::crypto;
+use crate::error::CheckpointError;
+use crate::limits::Limits;
+
+/// The shortest secret accepted, in bytes.
+pub const MIN_SECRET_BYTES: usize = 16;
+
+const MAC_CONTEXT: &[u8] = b"resumable-agent/checkpoint-mac/v2\0";
+const SEAL_KEY_CONTEXT: &[u8] = b"resumable-agent/seal-key/v2";
+const SEAL_AAD_CONTEXT: &[u8] = b"resumable-agent/sealed/v2\0";
+
+/// The keys an agent signs (and optionally seals) its checkpoints with: the current key id and every
+/// key id still accepted. Secrets never appear in `Debug` output or errors.
+///
+/// ```
+/// use resumable_agent::CheckpointKeys;
+/// let keys = CheckpointKeys::new("k2")
+///     .key("k1", "an older secret, kept to verify")
+///     .key("k2", "the secret new checkpoints use!");
+/// assert_eq!(format!("{keys:?}"), r#"CheckpointKeys { current: "k2", kids: ["k1", "k2"], sealed: false }"#);
+/// ```
+#[derive(Clone)]
+pub struct CheckpointKeys {
+    current: String,
+    keys: Vec<(String, Vec<u8>)>,
+    sealed: bool,
+}
+
+impl fmt::Debug for CheckpointKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckpointKeys")
+            .field("current", &self.current)
+            .field("kids", &self.keys.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("sealed", &self.sealed)
+            .finish()
+    }
+}
+
+/// A checkpoint's signature: the key id and the base64url HMAC-SHA256.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Signature {
+    /// The id of the key that signed.
+    pub kid: String,
+    /// The MAC, base64url without padding.
+    pub mac: String,
+}
+
+/// The plain-JSON form of a sealed checkpoint.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope {
+    version: u64,
+    kid: String,
+    sealed: String,
+}
+
+impl CheckpointKeys {
+    /// Keys whose id `current` signs new checkpoints (add it with [`CheckpointKeys::key`]).
+    pub fn new(current: impl Into<String>) -> Self {
+        CheckpointKeys {
+            current: current.into(),
+            keys: Vec::new(),
+            sealed: false,
+        }
+    }
+
+    /// Adds the secret of key id `kid` (at least [`MIN_SECRET_BYTES`] bytes; random bytes or a long
+    /// passphrase).
+    pub fn key(mut self, kid: impl Into<String>, secret: impl AsRef<[u8]>) -> Self {
+        self.keys.push((kid.into(), secret.as_ref().to_vec()));
+        self
+    }
+
+    /// Also encrypts checkpoints that leave as text (see the [module docs](self)).
+    pub fn sealed(mut self, sealed: bool) -> Self {
+        self.sealed = sealed;
+        self
+    }
+
+    /// True when checkpoints are sealed.
+    pub fn is_sealed(&self) -> bool {
+        self.sealed
+    }
+
+    /// The id of the key new checkpoints are signed with.
+    pub fn current(&self) -> &str {
+        &self.current
+    }
+
+    /// Checks the keys: the current id has a secret, ids are unique and non-empty, secrets long enough.
+    ///
+    /// # Errors
+    /// What is wrong, naming the key id (never the secret).
+    pub fn check(&self) -> Result<(), String> {
+        for (i, (kid, secret)) in self.keys.iter().enumerate() {
+            if kid.is_empty() || kid.len() > 64 {
+                return Err(format!("checkpointKeys.keys: key id {kid:?} must be 1 to 64 bytes"));
+            }
+            if self.keys.iter().take(i).any(|(k, _)| k == kid) {
+                return Err(format!("checkpointKeys.keys: key id {kid:?} is given twice"));
+            }
+            if secret.len() < MIN_SECRET_BYTES {
+                return Err(format!(
+                    "checkpointKeys.keys.{kid}: the secret is {} bytes; use at least {MIN_SECRET_BYTES} (random bytes or a long passphrase)",
+                    secret.len()
+                ));
+            }
+        }
+        if self.secret(&self.current).is_none() {
+            return Err(format!(
+                "checkpointKeys.current: {:?} is not one of the key ids ({})",
+                self.current,
+                self.kids()
+            ));
+        }
+        Ok(())
+    }
+
+    fn secret(&self, kid: &str) -> Option<&[u8]> {
+        self.keys.iter().find(|(k, _)| k == kid).map(|(_, s)| s.as_slice())
+    }
+
+    fn kids(&self) -> String {
+        let kids: Vec<String> = self.keys.iter().map(|(k, _)| format!("{k:?}")).collect();
+        kids.join(", ")
+    }
+
+    /// Signs `checkpoint` with the current key (replacing any signature it had).
+    ///
+    /// # Errors
+    /// [`CheckpointError::Signature`] when the host's crypto fails (on wasm32: no Web Crypto).
+    pub async fn sign(&self, checkpoint: &mut Checkpoint) -> Result<(), CheckpointError> {
+        checkpoint.signature = None;
+        let secret = self
+            .secret(&self.current)
+            .ok_or_else(|| signature(format!("no secret for key id {:?}", self.current)))?;
+        let tag = crypto::hmac(secret, &mac_input(&self.current, checkpoint))
+            .await
+            .map_err(|e| signature(format!("signing failed: {e}")))?;
+        checkpoint.signature = Some(Signature {
+            kid: self.current.clone(),
+            mac: B64.encode(tag),
+        });
+        Ok(())
+    }
+
+    /// Checks `checkpoint`'s signature (constant-time).
+    ///
+    /// # Errors
+    /// [`CheckpointError::Signature`]: no signature, an unknown key id, or a MAC that does not match.
+    pub async fn verify(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let Some(sig) = &checkpoint.signature else {
+            return Err(signature(
+                "missing: this agent signs its checkpoints (checkpointKeys), so it resumes only signed ones".into(),
+            ));
+        };
+        let Some(secret) = self.secret(&sig.kid) else {
+            return Err(signature(format!(
+                "unknown key id {:?} (this agent knows {})",
+                sig.kid,
+                self.kids()
+            )));
+        };
+        let tag = B64
+            .decode(&sig.mac)
+            .map_err(|_| signature("mac: not base64url (without padding)".into()))?;
+        let ok = crypto::hmac_verify(secret, &mac_input(&sig.kid, checkpoint), &tag)
+            .await
+            .map_err(|e| signature(format!("verifying failed: {e}")))?;
+        if !ok {
+            return Err(signature(
+                "does not match: the checkpoint was changed after it was signed, or signed with another secret".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Encrypts checkpoint JSON `text` into an envelope, as JSON text.
+    async fn seal(&self, text: &str) -> Result<String, CheckpointError> {
+        let kid = &self.current;
+        let key = self.seal_key(kid).await?;
+        let blob = crypto::seal(&key, &aad(kid), text.as_bytes())
+            .await
+            .map_err(|e| signature(format!("sealing failed: {e}")))?;
+        let envelope = Envelope {
+            version: u64::from(CHECKPOINT_VERSION),
+            kid: kid.clone(),
+            sealed: B64.encode(blob),
+        };
+        serde_json::to_string(&envelope).map_err(|e| signature(e.to_string()))
+    }
+
+    /// The checkpoint JSON inside an envelope.
+    async fn open(&self, envelope: &Envelope) -> Result<String, CheckpointError> {
+        if envelope.version != u64::from(CHECKPOINT_VERSION) {
+            return Err(CheckpointError::UnsupportedVersion {
+                found: envelope.version,
+                supported: CHECKPOINT_VERSION,
+            });
+        }
+        if self.secret(&envelope.kid).is_none() {
+            return Err(signature(format!(
+                "sealed with unknown key id {:?} (this agent knows {})",
+                envelope.kid,
+                self.kids()
+            )));
+        }
+        let blob = B64
+            .decode(&envelope.sealed)
+            .map_err(|_| signature("sealed: not base64url (without padding)".into()))?;
+        let key = self.seal_key(&envelope.kid).await?;
+        let opened = crypto::open(&key, &aad(&envelope.kid), &blob)
+            .await
+            .map_err(|e| signature(format!("opening failed: {e}")))?
+            .ok_or_else(|| {
+                signature("sealed: does not decrypt: it was changed, or sealed with another secret".into())
+            })?;
+        String::from_utf8(opened).map_err(|_| signature("sealed: the content is not UTF-8".into()))
+    }
+
+    async fn seal_key(&self, kid: &str) -> Result<Vec<u8>, CheckpointError> {
+        let secret = self
+            .secret(kid)
+            .ok_or_else(|| signature(format!("no secret for key id {kid:?}")))?;
+        crypto::hmac(secret, SEAL_KEY_CONTEXT)
+            .await
+            .map_err(|e| signature(format!("deriving the sealing key failed: {e}")))
+    }
+}
+
+fn signature(problem: String) -> CheckpointError {
+    CheckpointError::Signature { problem }
+}
+
+fn aad(kid: &str) -> Vec<u8> {
+    [SEAL_AAD_CONTEXT, kid.as_bytes()].concat()
+}
+
+/// What the MAC covers: a context string, the key id, and the canonical encoding of the checkpoint without
+/// its signature.
+fn mac_input(kid: &str, checkpoint: &Checkpoint) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096);
+    out.extend_from_slice(MAC_CONTEXT);
+    out.extend_from_slice(kid.as_bytes());
+    out.push(0);
+    // Through the JSON text rather than `to_value`: the same result, without a second serializer for every
+    // checkpoint type in the .wasm. A checkpoint's own JSON always parses.
+    let mut value: Value = serde_json::from_str(&checkpoint.to_json()).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.remove("signature");
+    }
+    write_canonical(&value, &mut out);
+    out
+}
+
+/// JSON with object keys sorted, no whitespace, strings escaped as serde_json does, and every number
+/// written as the double JS reads it (integers below 2^53 without a fraction; `-0` as `0`): the encoding
+/// does not change when the checkpoint travels through `JSON.parse`/`JSON.stringify` or a store.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Number(n) => write_number(n.as_f64().unwrap_or(0.0), out),
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(k, out);
+                out.push(b':');
+                write_canonical(v, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+fn write_string(s: &str, out: &mut Vec<u8>) {
+    // Writing a string into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn write_number(f: f64, out: &mut Vec<u8>) {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if f == 0.0 {
+        out.push(b'0');
+    } else if f.fract() == 0.0 && f.abs() < EXACT {
+        #[allow(clippy::cast_possible_truncation)] // |f| < 2^53 and integral: exact
+        out.extend_from_slice((f as i64).to_string().as_bytes());
+    } else {
+        let _ = serde_json::to_writer(&mut *out, &f);
+    }
+}
+
+/// How an agent's checkpoints enter and leave as text: limits, signature and sealing.
+#[derive(Clone, Copy)]
+pub(crate) struct Codec<'a> {
+    pub(crate) limits: Limits,
+    pub(crate) keys: Option<&'a CheckpointKeys>,
+}
+
+impl Codec<'_> {
+    /// Signs `checkpoint` (or removes a stale signature when there are no keys).
+    pub(crate) async fn sign(&self, checkpoint: &mut Checkpoint) -> Result<(), CheckpointError> {
+        match self.keys {
+            Some(k) => k.sign(checkpoint).await,
+            None => {
+                checkpoint.signature = None;
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks the signature when there are keys.
+    pub(crate) async fn verify(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        match self.keys {
+            Some(k) => k.verify(checkpoint).await,
+            None => Ok(()),
+        }
+    }
+
+    /// True when text leaves sealed.
+    pub(crate) fn sealed(&self) -> bool {
+        self.keys.is_some_and(CheckpointKeys::is_sealed)
+    }
+
+    /// Signs `checkpoint` and returns its text: JSON, or a sealed envelope.
+    pub(crate) async fn encode(&self, checkpoint: &mut Checkpoint) -> Result<String, CheckpointError> {
+        self.sign(checkpoint).await?;
+        self.text(checkpoint).await
+    }
+
+    /// The text of an already signed checkpoint: JSON, or a sealed envelope.
+    pub(crate) async fn text(&self, checkpoint: &Checkpoint) -> Result<String, CheckpointError> {
+        let text = checkpoint.to_json();
+        match self.keys.filter(|k| k.sealed) {
+            Some(k) => k.seal(&text).await,
+            None => Ok(text),
+        }
+    }
+
+    /// Decodes checkpoint text (JSON or a sealed envelope) under the limits, and verifies it.
+    pub(crate) async fn decode(&self, text: &str) -> Result<Checkpoint, CheckpointError> {
+        if text.len() > self.limits.max_checkpoint_bytes {
+            return Err(CheckpointError::TooLarge {
+                bytes: text.len(),
+                max: self.limits.max_checkpoint_bytes,
+            });
+        }
+        let checkpoint = match envelope(text) {
+            Some(envelope) => {
+                let keys = self.keys.ok_or_else(|| {
+                    signature("a sealed checkpoint, but this agent has no checkpointKeys to open it".into())
+                })?;
+                Checkpoint::from_json_with(&keys.open(&envelope).await?, &self.limits)?
+            }
+            None => Checkpoint::from_json_with(text, &self.limits)?,
+        };
+        self.verify(&checkpoint).await?;
+        Ok(checkpoint)
+    }
+
+    /// The summary kept beside a saved checkpoint: without the question when sealed.
+    pub(crate) fn summary(&self, checkpoint: &Checkpoint) -> CheckpointSummary {
+        let mut summary = checkpoint.summary();
+        if self.sealed() {
+            summary.question = None;
+        }
+        summary
+    }
+}
+
+/// The envelope, when `text` is one (a small object with exactly `version`, `kid` and `sealed`).
+fn envelope(text: &str) -> Option<Envelope> {
+    let head = text.trim_start();
+    if !head.starts_with('{') || !text.contains("\"sealed\"") {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// True when `text` is a sealed envelope (for savers that keep what they are given).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn is_sealed_text(text: &str) -> bool {
+    envelope(text).is_some()
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn keys() -> CheckpointKeys {
+        CheckpointKeys::new("k2")
+            .key("k1", "0123456789abcdef-one")
+            .key("k2", "0123456789abcdef-two")
+    }
+
+    fn paused() -> Checkpoint {
+        Checkpoint::from_value(json!({
+            "version": 2, "runId": "r", "iterations": 1, "usage": {"inputTokens": 3, "outputTokens": 4},
+            "messages": [
+                {"role": "user", "content": "Plan it."},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "ask",
+                  "input": {"q": "When?", "n": 1.5e-7, "big": 12345678901234567890u64}}]}
+            ],
+            "interrupts": [{"kind": "question", "id": "c1", "toolName": "ask",
+                "input": {"q": "When?", "n": 1.5e-7, "big": 12345678901234567890u64}, "question": "When?"}],
+            "pendingToolUseId": "c1", "question": "When?", "reviewed": true
+        }))
+        .unwrap_or_else(|e| Checkpoint::new(e.to_string(), 0))
+    }
+
+    fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+        pollster::block_on(f)
+    }
+
+    #[test]
+    fn canonical_numbers_are_what_js_reads() {
+        assert_eq!(
+            canonical_json(&json!({"b": 1.0, "a": -0.0, "c": [3, 2.5, 1e21, 12345678901234567890u64]})),
+            r#"{"a":0,"b":1,"c":[3,2.5,1e+21,1.2345678901234567e+19]}"#
+        );
+    }
+
+    #[test]
+    fn signed_checkpoints_verify_after_a_text_round_trip_and_not_after_a_change() {
+        let k = keys();
+        let mut cp = paused();
+        block(k.sign(&mut cp)).unwrap_or_default();
+        assert_eq!(cp.signature.as_ref().map(|s| s.kid.as_str()), Some("k2"));
+        let back = Checkpoint::from_json(&cp.to_json()).unwrap_or_else(|_| Checkpoint::new("x", 0));
+        assert_eq!(block(k.verify(&back)), Ok(()));
+        // Another store's spelling of the same JSON: keys reordered, numbers as JS writes them.
+        let respelled: Value = serde_json::from_str(&cp.to_json()).unwrap_or_default();
+        let respelled = canonical_json(&respelled).replace("1.5e-7", "1.5E-7");
+        assert!(respelled.contains("1.5E-7") && respelled != cp.to_json(), "{respelled}");
+        let back = Checkpoint::from_json(&respelled).unwrap_or_else(|_| Checkpoint::new("x", 0));
+        assert_eq!(block(k.verify(&back)), Ok(()));
+        // Rotation: a checkpoint signed with k1 still verifies with keys that sign with k2.
+        let old = CheckpointKeys::new("k1").key("k1", "0123456789abcdef-one");
+        let mut signed_before = paused();
+        block(old.sign(&mut signed_before)).unwrap_or_default();
+        assert_eq!(block(k.verify(&signed_before)), Ok(()));
+
+        let mut changed = cp.clone();
+        changed.iterations = 0;
+        assert_eq!(block(k.verify(&changed)).map_err(|e| e.code()), Err("SIGNATURE"));
+        let mut swapped = cp.clone();
+        if let Some(s) = swapped.signature.as_mut() {
+            s.kid = "k1".into();
+        }
+        assert_eq!(block(k.verify(&swapped)).map_err(|e| e.code()), Err("SIGNATURE"));
+        let mut unsigned = cp.clone();
+        unsigned.signature = None;
+        let err = block(k.verify(&unsigned))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("missing"), "{err}");
+        let stranger = CheckpointKeys::new("k9").key("k9", "0123456789abcdef-nine");
+        let err = block(stranger.verify(&cp))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("unknown key id \"k2\""), "{err}");
+        assert!(!err.contains("0123456789"), "no secret in errors: {err}");
+    }
+
+    #[test]
+    fn sealed_text_hides_the_checkpoint_and_opens_only_intact() {
+        let k = keys().sealed(true);
+        let codec = Codec {
+            limits: Limits::default(),
+            keys: Some(&k),
+        };
+        let mut cp = paused();
+        let text = block(codec.encode(&mut cp)).unwrap_or_default();
+        assert!(text.starts_with(r#"{"version":2,"kid":"k2","sealed":""#), "{text}");
+        assert!(!text.contains("When?"));
+        assert_eq!(block(codec.decode(&text)).ok(), Some(cp.clone()));
+        // One character of the ciphertext changed.
+        let at = text.len() - 10;
+        let mut bytes = text.clone().into_bytes();
+        bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+        let tampered = String::from_utf8(bytes).unwrap_or_default();
+        assert_eq!(block(codec.decode(&tampered)).map_err(|e| e.code()), Err("SIGNATURE"));
+        let plain = Codec {
+            limits: Limits::default(),
+            keys: None,
+        };
+        let err = block(plain.decode(&text))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("no checkpointKeys"), "{err}");
+        assert!(codec.summary(&cp).question.is_none());
+    }
+
+    #[test]
+    fn keys_are_checked_without_naming_secrets() {
+        assert!(keys().check().is_ok());
+        let short = CheckpointKeys::new("a").key("a", "short");
+        assert!(short.check().err().unwrap_or_default().contains("5 bytes"));
+        let missing = CheckpointKeys::new("b").key("a", "0123456789abcdef");
+        assert!(
+            missing
+                .check()
+                .err()
+                .unwrap_or_default()
+                .contains("\"b\" is not one of")
+        );
+        let twice = CheckpointKeys::new("a")
+            .key("a", "0123456789abcdef")
+            .key("a", "0123456789abcdef");
+        assert!(twice.check().err().unwrap_or_default().contains("twice"));
+    }
+}

@@ -1,0 +1,243 @@
+//! How big and how deep what the library accepts may be: checkpoints before they are parsed, and every JSON
+//! value the run takes in (tool inputs from the model, agent state, interrupt data). The same depth rule for
+//! both, so whatever the library writes it can read back.
+
+use serde_json::Value;
+
+/// Default bound on a checkpoint's JSON text, in bytes (32 MiB: KV takes 25 MiB, a Durable Object 2 MB).
+pub const DEFAULT_MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Default bound on how deeply a JSON value inside a checkpoint (a tool input, the state, interrupt data)
+/// nests.
+pub const DEFAULT_MAX_DEPTH: usize = 64;
+
+/// How deep a value's place in a checkpoint is at most (`messages[i].content[j].input` is 5 levels in).
+pub(crate) const CHECKPOINT_FRAME_DEPTH: usize = 6;
+
+/// The deepest a value may nest: serde_json refuses input nested over 128, and a checkpoint adds its frame.
+pub const MAX_DEPTH_LIMIT: usize = 128 - CHECKPOINT_FRAME_DEPTH - 2;
+
+/// Size and depth limits.
+///
+/// ```
+/// use resumable_agent::Limits;
+/// let strict = Limits::default().max_checkpoint_bytes(1 << 20).max_depth(16);
+/// assert_eq!(strict.max_depth, 16);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The largest checkpoint text `resume` and savers parse, in bytes.
+    pub max_checkpoint_bytes: usize,
+    /// How deeply a tool input, the agent's state or interrupt data may nest.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_checkpoint_bytes: DEFAULT_MAX_CHECKPOINT_BYTES,
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+impl Limits {
+    /// Sets the size bound.
+    pub fn max_checkpoint_bytes(mut self, bytes: usize) -> Self {
+        self.max_checkpoint_bytes = bytes;
+        self
+    }
+
+    /// Sets the depth bound (at most [`MAX_DEPTH_LIMIT`]).
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth.min(MAX_DEPTH_LIMIT);
+        self
+    }
+
+    /// The deepest a whole checkpoint may nest.
+    pub(crate) fn checkpoint_depth(&self) -> usize {
+        self.max_depth + CHECKPOINT_FRAME_DEPTH
+    }
+}
+
+/// How deeply `v` nests (a scalar is 0, `[]` and `{}` are 1), without recursion.
+pub fn value_depth(v: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                deepest = deepest.max(d + 1);
+                stack.extend(items.iter().map(|i| (i, d + 1)));
+            }
+            Value::Object(map) => {
+                deepest = deepest.max(d + 1);
+                stack.extend(map.values().map(|i| (i, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// How deeply JSON `text` nests, read from its brackets (strings skipped), before anything is parsed.
+pub fn text_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The largest integer every JSON reader agrees on (2^53): JS reads every number as a double.
+const EXACT_INTEGERS: u64 = 1 << 53;
+
+/// Makes every number in `v` a double, as JS reads it (checkpoints are I-JSON, RFC 7493): an integer beyond
+/// ±2^53 becomes the nearest double. So a checkpoint means the same in JS and Rust, a signature covers
+/// exactly what a tool receives, and decoding what the library wrote gives back the same bytes.
+pub fn normalize_numbers(v: &mut Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) if !n.is_f64() => {
+                let magnitude = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs)).unwrap_or(0);
+                if magnitude > EXACT_INTEGERS {
+                    if let Some(double) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                        *n = double;
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// JSON `text` with every `\uD800`–`\uDFFF` escape that is not half of a surrogate pair replaced by
+/// `\uFFFD`: JS strings may hold lone surrogates (and `JSON.stringify` writes them as such escapes), Rust
+/// strings may not. The replacement JS's own `TextEncoder` makes, applied the same way to every JSON value
+/// from JS (model replies, tool results, checkpoints, decisions). Borrowed when there is nothing to replace.
+pub fn repair_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let hex = |at: usize| -> Option<u16> {
+        let digits = bytes.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    // The code unit of a `\uXXXX` escape starting at `at` (the backslash), if there is one.
+    let escape = |at: usize| -> Option<u16> {
+        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u')).then_some(())?;
+        hex(at + 2)
+    };
+    let mut out: Option<String> = None;
+    let (mut i, mut copied, mut in_string) = (0usize, 0usize, false);
+    while i < bytes.len() {
+        match bytes.get(i) {
+            Some(b'"') => in_string = !in_string,
+            Some(b'\\') if in_string => {
+                let lone = match escape(i) {
+                    Some(0xD800..=0xDBFF) => {
+                        if matches!(escape(i + 6), Some(0xDC00..=0xDFFF)) {
+                            i += 12;
+                            continue;
+                        }
+                        true
+                    }
+                    Some(0xDC00..=0xDFFF) => true,
+                    _ => false,
+                };
+                if lone {
+                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    o.push_str(text.get(copied..i).unwrap_or_default());
+                    o.push_str("\\ufffd");
+                    i += 6;
+                    copied = i;
+                    continue;
+                }
+                // Any other escape: skip the escaped character so `\"` does not end the string.
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    match out {
+        None => std::borrow::Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(text.get(copied..).unwrap_or_default());
+            std::borrow::Cow::Owned(o)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn depth_of_values_and_text_agree() {
+        for v in [
+            json!(1),
+            json!([]),
+            json!({"a": [1, {"b": "[[["}]}),
+            json!([[[[["x"]]]]]),
+        ] {
+            assert_eq!(value_depth(&v), text_depth(&v.to_string()), "{v}");
+        }
+        assert_eq!(text_depth(r#"{"s":"\"[{"}"#), 1);
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        assert_eq!(text_depth(&deep), 10_000);
+    }
+
+    #[test]
+    fn integers_beyond_two_to_the_53_become_doubles() {
+        let mut v = serde_json::json!({"a": [12_345_678_901_234_567_890u64, -9_007_199_254_740_993i64], "b": 9_007_199_254_740_992u64, "c": 1.5});
+        normalize_numbers(&mut v);
+        assert_eq!(
+            v.to_string(),
+            r#"{"a":[1.2345678901234567e+19,-9007199254740992.0],"b":9007199254740992,"c":1.5}"#
+        );
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        let cases = [
+            (r#"["a\ud800b"]"#, r#"["a\ufffdb"]"#),
+            (r#"["\udc00"]"#, r#"["\ufffd"]"#),
+            (r#"["\ud83d\ude00"]"#, r#"["\ud83d\ude00"]"#),
+            (r#"["\ud83d\u0041"]"#, r#"["\ufffd\u0041"]"#),
+            (r#"["\\ud800"]"#, r#"["\\ud800"]"#),
+            (r#"{"k\uDBFF":1}"#, r#"{"k\ufffd":1}"#),
+            (r#"["\ud800"#, r#"["\ufffd"#),
+        ];
+        for (given, want) in cases {
+            assert_eq!(repair_lone_surrogates(given), want, "{given}");
+        }
+        assert!(matches!(
+            repair_lone_surrogates(r#"["ok \n"]"#),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let v: Value = serde_json::from_str(&repair_lone_surrogates(r#"["a\ud800b"]"#)).unwrap_or_default();
+        assert_eq!(v, serde_json::json!(["a\u{fffd}b"]));
+    }
+}

@@ -1,0 +1,256 @@
+//! Checks a tool's input against its JSON Schema before the tool runs.
+//!
+//! The keywords tool schemas use: `type`, `enum`, `const`, `properties`, `required`,
+//! `additionalProperties`, `items`, `minItems`/`maxItems`, `minLength`/`maxLength`, `minimum`/`maximum`
+//! (and their exclusive forms), `anyOf`/`oneOf`/`allOf`. Other keywords (`$ref`, `format`, `pattern`, …)
+//! are not checked: an input is refused only for a rule this module understands.
+
+use serde_json::{Map, Value};
+
+/// The first place `value` breaks `schema`, as `"<path>: <problem>"` with `path` starting at `root`.
+pub(crate) fn check(schema: &Value, value: &Value, root: &str) -> Result<(), String> {
+    let mut path = root.to_owned();
+    walk(schema, value, &mut path)
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn is_type(v: &Value, ty: &str) -> bool {
+    match ty {
+        "integer" => match v {
+            Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+            _ => false,
+        },
+        "number" => v.is_number(),
+        other => kind(v) == other,
+    }
+}
+
+fn fail(path: &str, problem: impl AsRef<str>) -> Result<(), String> {
+    Err(format!("{path}: {}", problem.as_ref()))
+}
+
+fn walk(schema: &Value, value: &Value, path: &mut String) -> Result<(), String> {
+    let Value::Object(s) = schema else {
+        // `true`/`{}` accept everything; `false` nothing.
+        return match schema {
+            Value::Bool(false) => fail(path, "no value is allowed here"),
+            _ => Ok(()),
+        };
+    };
+    match s.get("type") {
+        Some(Value::String(ty)) if !is_type(value, ty) => {
+            return fail(path, format!("expected {ty}, got {}", kind(value)));
+        }
+        Some(Value::Array(types)) if !types.iter().filter_map(Value::as_str).any(|t| is_type(value, t)) => {
+            let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+            return fail(path, format!("expected {}, got {}", names.join(" or "), kind(value)));
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(allowed)) = s.get("enum") {
+        if !allowed.contains(value) {
+            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            return fail(path, format!("expected one of {}, got {value}", list.join(", ")));
+        }
+    }
+    if let Some(c) = s.get("const") {
+        if c != value {
+            return fail(path, format!("expected {c}, got {value}"));
+        }
+    }
+    match value {
+        Value::Object(o) => object(s, o, path)?,
+        Value::Array(items) => array(s, items, path)?,
+        Value::String(text) => {
+            let n = text.chars().count() as u64;
+            if let Some(min) = s.get("minLength").and_then(Value::as_u64).filter(|m| n < *m) {
+                return fail(path, format!("expected at least {min} characters, got {n}"));
+            }
+            if let Some(max) = s.get("maxLength").and_then(Value::as_u64).filter(|m| n > *m) {
+                return fail(path, format!("expected at most {max} characters, got {n}"));
+            }
+        }
+        Value::Number(n) => number(s, n.as_f64().unwrap_or(0.0), path)?,
+        _ => {}
+    }
+    combinators(s, value, path)
+}
+
+fn object(s: &Map<String, Value>, o: &Map<String, Value>, path: &mut String) -> Result<(), String> {
+    if let Some(Value::Array(required)) = s.get("required") {
+        if let Some(missing) = required.iter().filter_map(Value::as_str).find(|k| !o.contains_key(*k)) {
+            return fail(path, format!("missing required property {missing:?}"));
+        }
+    }
+    let properties = s.get("properties").and_then(Value::as_object);
+    for (key, v) in o {
+        let len = path.len();
+        path.push('.');
+        path.push_str(key);
+        let checked = match properties.and_then(|p| p.get(key)) {
+            Some(sub) => walk(sub, v, path),
+            None => match s.get("additionalProperties") {
+                Some(Value::Bool(false)) => fail(path, "unexpected property"),
+                Some(sub @ Value::Object(_)) => walk(sub, v, path),
+                _ => Ok(()),
+            },
+        };
+        checked?;
+        path.truncate(len);
+    }
+    Ok(())
+}
+
+fn array(s: &Map<String, Value>, items: &[Value], path: &mut String) -> Result<(), String> {
+    let n = items.len() as u64;
+    if let Some(min) = s.get("minItems").and_then(Value::as_u64).filter(|m| n < *m) {
+        return fail(path, format!("expected at least {min} items, got {n}"));
+    }
+    if let Some(max) = s.get("maxItems").and_then(Value::as_u64).filter(|m| n > *m) {
+        return fail(path, format!("expected at most {max} items, got {n}"));
+    }
+    if let Some(item_schema) = s.get("items").filter(|i| i.is_object() || i.is_boolean()) {
+        for (k, item) in items.iter().enumerate() {
+            let len = path.len();
+            path.push_str(&format!("[{k}]"));
+            walk(item_schema, item, path)?;
+            path.truncate(len);
+        }
+    }
+    Ok(())
+}
+
+fn number(s: &Map<String, Value>, n: f64, path: &str) -> Result<(), String> {
+    let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+    if let Some(min) = bound("minimum").filter(|m| n < *m) {
+        return fail(path, format!("expected at least {min}, got {n}"));
+    }
+    if let Some(max) = bound("maximum").filter(|m| n > *m) {
+        return fail(path, format!("expected at most {max}, got {n}"));
+    }
+    if let Some(min) = bound("exclusiveMinimum").filter(|m| n <= *m) {
+        return fail(path, format!("expected more than {min}, got {n}"));
+    }
+    if let Some(max) = bound("exclusiveMaximum").filter(|m| n >= *m) {
+        return fail(path, format!("expected less than {max}, got {n}"));
+    }
+    Ok(())
+}
+
+fn combinators(s: &Map<String, Value>, value: &Value, path: &mut String) -> Result<(), String> {
+    let list = |k: &str| s.get(k).and_then(Value::as_array);
+    if let Some(all) = list("allOf") {
+        for sub in all {
+            walk(sub, value, path)?;
+        }
+    }
+    if let Some(any) = list("anyOf") {
+        let mut first = None;
+        if !any.iter().any(|sub| match walk(sub, value, &mut path.clone()) {
+            Ok(()) => true,
+            Err(e) => {
+                first.get_or_insert(e);
+                false
+            }
+        }) {
+            return Err(first.unwrap_or_else(|| format!("{path}: matches none of anyOf")));
+        }
+    }
+    if let Some(one) = list("oneOf") {
+        let matching = one
+            .iter()
+            .filter(|sub| walk(sub, value, &mut path.clone()).is_ok())
+            .count();
+        if matching != 1 {
+            return fail(
+                path,
+                format!("expected to match exactly one of oneOf, matches {matching}"),
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(schema: Value, value: Value) -> String {
+        check(&schema, &value, "input").unwrap_err()
+    }
+
+    #[test]
+    fn the_builders_schemas_are_checked() {
+        let s = json!({"type": "object", "properties": {
+            "q": {"type": "string"}, "n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}},
+            "mode": {"type": "string", "enum": ["a", "b"]}, "o": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}
+        }, "required": ["q"]});
+        assert!(
+            check(
+                &s,
+                &json!({"q": "hi", "n": 3, "tags": ["a"], "mode": "a", "o": {"x": 1.5}, "extra": 1}),
+                "input"
+            )
+            .is_ok()
+        );
+        assert_eq!(err(s.clone(), json!({})), "input: missing required property \"q\"");
+        assert_eq!(err(s.clone(), json!({"q": 1})), "input.q: expected string, got integer");
+        assert_eq!(
+            err(s.clone(), json!({"q": "x", "n": 1.5})),
+            "input.n: expected integer, got number"
+        );
+        assert_eq!(
+            err(s.clone(), json!({"q": "x", "tags": ["a", 2]})),
+            "input.tags[1]: expected string, got integer"
+        );
+        assert_eq!(
+            err(s.clone(), json!({"q": "x", "mode": "c"})),
+            "input.mode: expected one of \"a\", \"b\", got \"c\""
+        );
+        assert_eq!(
+            err(s.clone(), json!({"q": "x", "o": {}})),
+            "input.o: missing required property \"x\""
+        );
+        assert_eq!(err(s, json!("text")), "input: expected object, got string");
+    }
+
+    #[test]
+    fn bounds_combinators_and_closed_objects() {
+        assert!(err(json!({"type": "string", "maxLength": 2}), json!("abc")).contains("at most 2 characters"));
+        assert!(err(json!({"type": "number", "minimum": 0}), json!(-1)).contains("at least 0"));
+        assert!(
+            err(
+                json!({"type": "object", "additionalProperties": false}),
+                json!({"a": 1})
+            )
+            .contains("input.a: unexpected property")
+        );
+        assert!(
+            check(
+                &json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+                &json!(null),
+                "x"
+            )
+            .is_ok()
+        );
+        assert!(err(json!({"anyOf": [{"type": "string"}, {"type": "null"}]}), json!(1)).contains("expected string"));
+        assert!(check(&json!({"type": ["string", "null"]}), &json!(null), "x").is_ok());
+        assert!(
+            check(&json!({"$ref": "#/defs/x", "format": "email"}), &json!(42), "x").is_ok(),
+            "unknown keywords do not refuse"
+        );
+        assert!(check(&json!({"type": "integer"}), &json!(2.0), "x").is_ok());
+    }
+}

@@ -1,0 +1,342 @@
+//! The saver conformance suite, for savers written in Rust: the same cases as the npm package's
+//! `resumable-agent/testing`.
+//!
+//! ```
+//! use resumable_agent::{testing::saver_conformance, MemorySaver};
+//! let results = pollster::block_on(saver_conformance(|_namespace| MemorySaver::new()));
+//! assert!(results.iter().all(|r| r.ok), "{results:?}");
+//! ```
+
+use serde_json::{Value, json};
+
+use crate::checkpoint::Checkpoint;
+use crate::error::SaverError;
+use crate::saver::{Condition, Saver};
+
+/// How one case went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConformanceResult {
+    /// The case.
+    pub name: &'static str,
+    /// True when it passed (or did not apply).
+    pub ok: bool,
+    /// Why it did not apply, when it did not.
+    pub skipped: Option<&'static str>,
+    /// What went wrong, when it failed.
+    pub error: Option<String>,
+}
+
+type CaseResult = Result<Option<&'static str>, String>;
+
+/// A small checkpoint: one user message `text` (+ `padding`), paused on `question` when given, at `step`.
+///
+/// # Errors
+/// Never for the values the suite uses; a decode error otherwise.
+pub fn sample_checkpoint(
+    text: &str,
+    question: Option<&str>,
+    step: Option<u64>,
+    padding: usize,
+) -> Result<Checkpoint, String> {
+    let mut cp = json!({
+        "version": 2,
+        "messages": [{"role": "user", "content": format!("{text}{}", "p".repeat(padding))}],
+        "iterations": if question.is_some() { 1 } else { 0 },
+        "usage": {"inputTokens": 3, "outputTokens": 1},
+    });
+    if let (Some(q), Some(o)) = (question, cp.as_object_mut()) {
+        o.insert("pendingToolUseId".into(), "q1".into());
+        o.insert("question".into(), q.into());
+        o.insert("reviewed".into(), true.into());
+        o.insert(
+            "interrupts".into(),
+            json!([{"kind": "question", "id": "q1", "toolName": "ask_user", "input": {"question": q}, "question": q}]),
+        );
+        if let Some(Value::Array(m)) = o.get_mut("messages") {
+            m.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "q1", "name": "ask_user", "input": {"question": q}}]}));
+        }
+    }
+    if let (Some(step), Some(o)) = (step, cp.as_object_mut()) {
+        o.insert("thread".into(), json!({"id": "t", "step": step}));
+    }
+    Checkpoint::from_value(cp).map_err(|e| e.to_string())
+}
+
+fn check(condition: bool, message: impl Into<String>) -> Result<(), String> {
+    if condition { Ok(()) } else { Err(message.into()) }
+}
+
+fn err(what: &str, e: SaverError) -> String {
+    format!("{what}: {e}")
+}
+
+fn first_text(cp: &Checkpoint) -> String {
+    cp.messages
+        .first()
+        .map(crate::message::Message::text)
+        .unwrap_or_default()
+}
+
+async fn keys<S: Saver>(s: &S, prefix: &str) -> Result<Vec<String>, String> {
+    Ok(s.list(prefix)
+        .await
+        .map_err(|e| err("list", e))?
+        .into_iter()
+        .map(|e| e.key)
+        .collect())
+}
+
+async fn expect_code<T>(
+    r: impl std::future::Future<Output = Result<T, SaverError>>,
+    code: &str,
+    what: &str,
+) -> Result<(), String> {
+    match r.await {
+        Ok(_) => Err(format!("{what}: expected {code}, nothing was refused")),
+        Err(e) if e.code() == code => Ok(()),
+        Err(e) => Err(format!("{what}: expected {code}, got {} ({e})", e.code())),
+    }
+}
+
+const NAMES: [&str; 12] = [
+    "round trip: what is put is what is got",
+    "overwrite: a second put replaces the value whole",
+    "missing keys: get is None, delete is no error, exists is false",
+    "delete removes the value and its listing entry",
+    "list: every key under the prefix, in key order, with its summary",
+    "namespaces are isolated",
+    "threads are isolated: a prefix lists one thread only",
+    "keys with any characters round-trip",
+    "compare-and-set: Absent and Step refuse a changed key with CONFLICT",
+    "compare-and-set: of 20 interleaved conditional puts exactly one wins",
+    "large values near the store's limit",
+    "list reads summaries, not values",
+];
+
+async fn case<S: Saver>(n: usize, make: &impl Fn(&str) -> S) -> CaseResult {
+    match n {
+        0 => {
+            let s = make("rt");
+            let cp = sample_checkpoint("hello", Some("When?"), None, 0)?;
+            s.put("k1", &cp).await.map_err(|e| err("put", e))?;
+            let got = s.get("k1").await.map_err(|e| err("get", e))?;
+            check(got.as_ref() == Some(&cp), "get after put differs")?;
+        }
+        1 => {
+            let s = make("ow");
+            s.put("k", &sample_checkpoint("one", Some("A?"), None, 0)?)
+                .await
+                .map_err(|e| err("put", e))?;
+            let two = sample_checkpoint("two", None, None, 0)?;
+            s.put("k", &two).await.map_err(|e| err("put", e))?;
+            check(
+                s.get("k").await.map_err(|e| err("get", e))?.as_ref() == Some(&two),
+                "get after overwrite",
+            )?;
+            let listed = s.list("").await.map_err(|e| err("list", e))?;
+            check(
+                listed.len() == 1 && !listed.iter().any(|e| e.summary.interrupted),
+                "the summary follows the value",
+            )?;
+        }
+        2 => {
+            let s = make("mk");
+            check(
+                s.get("nowhere").await.map_err(|e| err("get", e))?.is_none(),
+                "get of a missing key",
+            )?;
+            s.delete("nowhere").await.map_err(|e| err("delete", e))?;
+            check(
+                !s.exists("nowhere").await.map_err(|e| err("exists", e))?,
+                "exists of a missing key",
+            )?;
+        }
+        3 => {
+            let s = make("del");
+            s.put("gone", &sample_checkpoint("x", None, None, 0)?)
+                .await
+                .map_err(|e| err("put", e))?;
+            s.put("kept", &sample_checkpoint("y", None, None, 0)?)
+                .await
+                .map_err(|e| err("put", e))?;
+            s.delete("gone").await.map_err(|e| err("delete", e))?;
+            check(
+                s.get("gone").await.map_err(|e| err("get", e))?.is_none(),
+                "get after delete",
+            )?;
+            check(keys(&s, "").await? == ["kept"], "keys after delete")?;
+        }
+        4 => {
+            let s = make("ls");
+            for k in ["b", "a", "a/1", "a/2", "c"] {
+                let q = (k == "a/2").then_some("Q?");
+                s.put(k, &sample_checkpoint(k, q, None, 0)?)
+                    .await
+                    .map_err(|e| err("put", e))?;
+            }
+            check(keys(&s, "").await? == ["a", "a/1", "a/2", "b", "c"], "all keys, sorted")?;
+            let under = s.list("a/").await.map_err(|e| err("list", e))?;
+            let summary = under.iter().find(|e| e.key == "a/2").map(|e| &e.summary);
+            check(under.len() == 2, "keys under a/")?;
+            check(
+                summary.is_some_and(|s| s.interrupted && s.question.as_deref() == Some("Q?") && s.message_count == 2),
+                "summary of a/2",
+            )?;
+        }
+        5 => {
+            let (a, b) = (make("iso-a"), make("iso-b"));
+            a.put("shared", &sample_checkpoint("from a", None, None, 0)?)
+                .await
+                .map_err(|e| err("put", e))?;
+            check(
+                b.get("shared").await.map_err(|e| err("get", e))?.is_none(),
+                "b sees a's key",
+            )?;
+            check(keys(&b, "").await?.is_empty(), "b lists a's key")?;
+        }
+        6 => {
+            let s = make("th");
+            for k in ["t1", "t1#~0000000001", "t1#~0000000002", "t10", "t10#~0000000001", "t2"] {
+                s.put(k, &sample_checkpoint(k, None, None, 0)?)
+                    .await
+                    .map_err(|e| err("put", e))?;
+            }
+            check(
+                keys(&s, "t1#~").await? == ["t1#~0000000001", "t1#~0000000002"],
+                "history of t1 only",
+            )?;
+        }
+        7 => {
+            let s = make("chars");
+            let names = ["ünï cödé", "a/b/../c", "%2F%", "emoji 🎉", "dots...", "UPPER lower"];
+            for k in names {
+                s.put(k, &sample_checkpoint(k, None, None, 0)?)
+                    .await
+                    .map_err(|e| err("put", e))?;
+            }
+            for k in names {
+                let got = s.get(k).await.map_err(|e| err("get", e))?;
+                check(
+                    got.map(|c| first_text(&c)).as_deref() == Some(k),
+                    format!("value under {k:?}"),
+                )?;
+            }
+        }
+        8 => {
+            let s = make("cas");
+            if !s.compare_and_set() {
+                return Ok(Some("the saver does not compare and set"));
+            }
+            s.put_if(
+                "head",
+                &sample_checkpoint("first", None, Some(1), 0)?,
+                Condition::Absent,
+            )
+            .await
+            .map_err(|e| err("put", e))?;
+            expect_code(
+                s.put_if(
+                    "head",
+                    &sample_checkpoint("again", None, Some(1), 0)?,
+                    Condition::Absent,
+                ),
+                "CONFLICT",
+                "Absent on a stored key",
+            )
+            .await?;
+            expect_code(
+                s.put_if(
+                    "head",
+                    &sample_checkpoint("stale", None, Some(2), 0)?,
+                    Condition::Step(7),
+                ),
+                "CONFLICT",
+                "the wrong step",
+            )
+            .await?;
+            s.put_if(
+                "head",
+                &sample_checkpoint("second", None, Some(2), 0)?,
+                Condition::Step(1),
+            )
+            .await
+            .map_err(|e| err("put", e))?;
+            let got = s.get("head").await.map_err(|e| err("get", e))?;
+            check(
+                got.map(|c| first_text(&c)).as_deref() == Some("second"),
+                "the conditional put that matched",
+            )?;
+        }
+        9 => {
+            let s = make("race");
+            if !s.compare_and_set() {
+                return Ok(Some("the saver does not compare and set"));
+            }
+            s.put("head", &sample_checkpoint("start", None, Some(1), 0)?)
+                .await
+                .map_err(|e| err("put", e))?;
+            let mut won = 0;
+            // Every writer read step 1; each writes in turn (a single-threaded host interleaves them so).
+            for i in 0..20 {
+                let cp = sample_checkpoint(&format!("writer {i}"), None, Some(2), 0)?;
+                match s.put_if("head", &cp, Condition::Step(1)).await {
+                    Ok(()) => won += 1,
+                    Err(e) if e.code() == "CONFLICT" => {}
+                    Err(e) => return Err(err("put", e)),
+                }
+            }
+            check(won == 1, format!("exactly one winner, got {won}"))?;
+        }
+        10 => {
+            let s = make("big");
+            let base = sample_checkpoint("x", None, None, 0)?.to_json().len();
+            match s.max_value_bytes() {
+                None => {
+                    let big = sample_checkpoint("x", None, None, 1024 * 1024)?;
+                    s.put("big", &big).await.map_err(|e| err("put", e))?;
+                    check(
+                        s.get("big").await.map_err(|e| err("get", e))?.as_ref() == Some(&big),
+                        "a 1 MiB value round-trips",
+                    )?;
+                }
+                Some(limit) => {
+                    let under = sample_checkpoint("x", None, None, limit.saturating_sub(base + 64))?;
+                    s.put("big", &under).await.map_err(|e| err("put", e))?;
+                    let over = sample_checkpoint("x", None, None, limit.saturating_sub(base).saturating_add(64))?;
+                    expect_code(s.put("big", &over), "TOO_LARGE", "just over the limit").await?;
+                    check(
+                        s.get("big").await.map_err(|e| err("get", e))?.as_ref() == Some(&under),
+                        "a refused put leaves the value",
+                    )?;
+                }
+            }
+        }
+        _ => return Ok(Some("needs raw access to the store")),
+    }
+    Ok(None)
+}
+
+/// Runs every case against savers from `make(namespace)` (savers of different namespaces must not see each
+/// other's keys).
+pub async fn saver_conformance<S: Saver>(make: impl Fn(&str) -> S) -> Vec<ConformanceResult> {
+    let mut out = Vec::with_capacity(NAMES.len());
+    for (n, name) in NAMES.iter().enumerate() {
+        let result = case(n, &make).await;
+        out.push(match result {
+            Ok(skipped) => ConformanceResult {
+                name,
+                ok: true,
+                skipped,
+                error: None,
+            },
+            Err(e) => ConformanceResult {
+                name,
+                ok: false,
+                skipped: None,
+                error: Some(e),
+            },
+        });
+    }
+    out
+}

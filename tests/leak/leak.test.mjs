@@ -1,0 +1,52 @@
+// Memory stays flat in a long-lived isolate (issue 15): for every request shape and error path, 20,000
+// requests in one process (each shape its own process, two at a time) keep at most 20 bytes per request
+// after warm-up. See shapes.mjs for how it is measured.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { SHAPES } from './shapes.mjs';
+
+const SCRIPT = fileURLToPath(new URL('./shapes.mjs', import.meta.url));
+const REQUESTS = 20_000;
+const WARMUP = 2_000;
+const BOUND = 20; // bytes kept per request, on average
+
+function measure(shape) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', SCRIPT, shape, String(REQUESTS), String(WARMUP)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`${shape}: exit ${code}\n${err}`));
+      else resolve(JSON.parse(out.trim().split('\n').at(-1)));
+    });
+  });
+}
+
+// Two shapes at a time (the machine has two cores).
+const shapes = Object.keys(SHAPES);
+const results = new Map();
+const queue = [...shapes];
+const workers = [0, 1].map(async () => {
+  while (queue.length) {
+    const s = queue.shift();
+    results.set(s, await measure(s).catch((e) => e));
+  }
+});
+const all = Promise.all(workers);
+
+for (const shape of shapes) {
+  test(`${shape}: at most ${BOUND} bytes kept per request over ${REQUESTS} requests`, async () => {
+    await all;
+    const r = results.get(shape);
+    if (r instanceof Error) throw r;
+    process.stdout.write(`# ${shape}: ${r.keptBytesPerRequest.toFixed(1)} B/request kept, wasm ${r.wasmBytesBefore} -> ${r.wasmBytesAfter} bytes, last/first fifth ${r.lastFifthOverFirstFifth.toFixed(2)}x, ${(r.msPerRequest * 1000).toFixed(0)} us/request\n`);
+    assert.ok(r.keptBytesPerRequest <= BOUND, `${shape}: ${r.keptBytesPerRequest.toFixed(1)} bytes kept per request`);
+    assert.equal(r.wasmBytesAfter, r.wasmBytesBefore, `${shape}: wasm memory grew`);
+  });
+}

@@ -1,0 +1,194 @@
+// Request shapes of a long-lived isolate, for the leak test (tests/leak/leak.test.mjs) and `make bench`.
+//
+//   node --expose-gc tests/leak/shapes.mjs <shape> [requests] [warmup]   -> one JSON line on stdout
+//
+// Each request builds what a Worker request would (a fresh agent, session or saver) and drops it. The loop
+// never yields to the event loop (every await settles in microtasks), so FinalizationRegistry callbacks
+// cannot run, as in hosts that never run them: whatever is not released when dropped shows up here.
+// Memory is sampled after a full GC every `requests / 10` requests; `keptBytesPerRequest` is the
+// least-squares slope of (JS heap + external, which includes the wasm memory) over those samples.
+import {
+  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai,
+} from 'resumable-agent';
+
+const glue = await import(new URL('./resumable_agent.js', import.meta.resolve('resumable-agent')).href);
+const wasm = glue.initSync();
+
+const askUser = defineTool({
+  name: 'ask_user', schema: (s) => ({ question: s.string().required() }),
+  handle: ({ question }) => { throw new InterruptError(question); },
+});
+const lookup = defineTool({ name: 'lookup', schema: (s) => ({ key: s.string() }), handle: ({ key }) => ({ key, value: `v-${key}` }) });
+const send = defineTool({ name: 'send', needsApproval: true, schema: (s) => ({ to: s.string() }), handle: ({ to }) => `sent to ${to}` });
+const broken = defineTool({ name: 'broken', handle: () => { throw new TypeError('disk on fire'); } });
+const call = (id, name, input) => ({ type: 'tool_use', id, name, input });
+
+const asking = scriptedModel([{ content: [call('q1', 'ask_user', { question: 'Deadline?' })] }, (req) => `due ${req.messages.at(-1).content[0].content}`]);
+const cfg = { tools: [askUser, lookup, send, broken], model: asking };
+const paused = await agent(cfg).prompt('go');
+const pausedText = JSON.stringify(paused.checkpoint);
+
+/** A KV namespace stand-in: the four methods a Workers KV binding has, over a Map. */
+function kvStandIn() {
+  const m = new Map();
+  return {
+    async get(k) { return m.get(k)?.value ?? null; },
+    async getWithMetadata(k) { const e = m.get(k); return { value: e?.value ?? null, metadata: e?.metadata ?? null }; },
+    async put(k, value, o) { m.set(k, { value, metadata: o?.metadata }); },
+    async delete(k) { m.delete(k); },
+    async list({ prefix = '' } = {}) {
+      const keys = [...m.keys()].filter((k) => k.startsWith(prefix)).sort().map((name) => ({ name, metadata: m.get(name).metadata }));
+      return { keys, list_complete: true };
+    },
+  };
+}
+
+const memory = memorySaver();
+const kv = kvStandIn();
+const failing = { get: async () => null, put: async () => { throw new Error('ECONNRESET'); }, delete: async () => {} };
+
+const expect = (cond, what) => { if (!cond) throw new Error(`shape check failed: ${what}`); };
+
+const KEYS = { current: 'k1', keys: { k1: 'leak test secret, not real' } };
+const signedCfg = { ...cfg, checkpointKeys: KEYS };
+const sealedCfg = { ...cfg, checkpointKeys: KEYS, sealed: true };
+const signedPaused = await agent(signedCfg).prompt('go');
+const signedText = JSON.stringify(signedPaused.checkpoint);
+const forgedText = signedText.replace('"iterations":1', '"iterations":0');
+const stuck = { get: () => new Promise(() => {}), put: async () => {}, delete: async () => {} };
+
+export const SHAPES = {
+  'prompt-complete': async () => {
+    const r = await agent({ tools: [lookup], model: scriptedModel([{ content: [call('l', 'lookup', { key: 'k' })] }, 'done']) }).prompt('go');
+    expect(r.text === 'done', 'completed');
+  },
+  'prompt-paused': async () => {
+    const r = await agent(cfg).prompt('go');
+    expect(r.interrupted === true, 'paused');
+  },
+  'resume-complete': async () => {
+    const r = await agent(cfg).resume(pausedText, 'May');
+    expect(r.text === 'due May', 'completed');
+  },
+  'approvals': async () => {
+    const a = agent({ tools: [send], model: scriptedModel([{ content: [call('s', 'send', { to: 'ann' })] }, 'ok']) });
+    const p = await a.prompt('go');
+    const r = await a.resume(p.checkpoint, { decisions: [{ type: 'approve' }] });
+    expect(r.text === 'ok', 'approved and completed');
+  },
+  'stream': async () => {
+    let last;
+    for await (const e of agent(cfg).stream({ checkpoint: pausedText, answer: 'May' })) last = e;
+    expect(last.type === 'done', 'stream ends with done');
+  },
+  'session-memory': async (i) => {
+    const id = `s${i % 50}`;
+    await agent(cfg).session(memory, id).prompt('go');
+    const r = await agent(cfg).session(memory, id).reply('May');
+    expect(r.text === 'due May', 'session completed');
+  },
+  'session-kv': async (i) => {
+    const id = `s${i % 50}`;
+    const saver = kvSaver(kv, { prefix: 'session:' }); // built per request, as the example Worker does
+    await agent(cfg).session(saver, id).prompt('go');
+    const r = await agent(cfg).session(kvSaver(kv, { prefix: 'session:' }), id).reply('May');
+    expect(r.text === 'due May', 'session completed');
+  },
+  'saver-created': async (i) => {
+    const s = memorySaver();
+    await s.put(`k${i % 3}`, paused.checkpoint);
+  },
+  'provider-created': async () => {
+    openai({ apiKey: 'k', model: 'm', baseURL: 'http://127.0.0.1:9' });
+  },
+  'model-throws': async () => {
+    const e = await agent({ model: async () => { throw new Error('overloaded'); } }).prompt('go').catch((x) => x);
+    expect(e.name === 'ModelError' && e.checkpoint, 'ModelError with checkpoint');
+  },
+  'tool-throws': async () => {
+    const r = await agent({ tools: [broken], model: scriptedModel([{ content: [call('b', 'broken', {})] }, 'recovered']) }).prompt('go');
+    expect(r.text === 'recovered', 'completed after the tool error');
+  },
+  'refused-checkpoint': async () => {
+    const e = await agent(cfg).resume('{"messages": 3, "iterations": 0}', 'x').catch((x) => x);
+    expect(e.name === 'CheckpointError', 'CheckpointError');
+  },
+  'signed-resume': async () => {
+    const r = await agent(signedCfg).resume(signedText, 'May');
+    expect(r.text === 'due May' && r.checkpoint.signature, 'signed and completed');
+  },
+  'sealed-session': async (i) => {
+    const id = `z${i % 50}`;
+    const p = await agent(sealedCfg).session(memory, id).prompt('go');
+    expect(typeof p.checkpoint.sealed === 'string', 'sealed');
+    const r = await agent(sealedCfg).session(memory, id).reply('May');
+    expect(r.text === 'due May', 'sealed session completed');
+  },
+  'forged-refused': async () => {
+    const e = await agent(signedCfg).resume(forgedText, 'May').catch((x) => x);
+    expect(e.name === 'CheckpointError' && e.code === 'SIGNATURE', 'SIGNATURE');
+  },
+  'session-with-timeout': async (i) => {
+    const id = `w${i % 50}`;
+    await agent(cfg).session(memory, id, { timeoutMs: 60_000 }).prompt('go');
+    const r = await agent(cfg).session(memory, id, { timeoutMs: 60_000 }).reply('May');
+    expect(r.text === 'due May', 'completed within the time limit');
+  },
+  'saver-timeout': async (i) => {
+    const e = await agent(cfg).session(stuck, `t${i % 50}`, { timeoutMs: 1 }).prompt('go').catch((x) => x);
+    expect(e.name === 'SaverError' && e.code === 'TIMEOUT', 'TIMEOUT');
+  },
+  'saver-fails': async (i) => {
+    const e = await agent(cfg).session(failing, `f${i % 50}`).prompt('go').catch((x) => x);
+    expect(e.name === 'SaverError' && e.checkpoint, 'SaverError with checkpoint');
+  },
+};
+
+const gc = () => { for (let k = 0; k < 3; k++) globalThis.gc(); };
+const used = () => { const m = process.memoryUsage(); return m.heapUsed + m.external; };
+
+/** Runs `requests` requests of `shape` after `warmup` ones; returns the figures. */
+export async function measure(shape, requests, warmup) {
+  const run = SHAPES[shape];
+  if (!run) throw new Error(`unknown shape ${shape}; shapes: ${Object.keys(SHAPES).join(', ')}`);
+  for (let i = 0; i < warmup; i++) await run(i);
+  const step = Math.max(1, Math.floor(requests / 10));
+  gc();
+  const samples = [[0, used()]];
+  const wasmBefore = wasm.memory.buffer.byteLength;
+  const t0 = performance.now();
+  let firstFifthMs = 0;
+  let lastFifthMs = 0;
+  let mark = t0;
+  for (let i = 1; i <= requests; i++) {
+    await run(warmup + i);
+    if (i === Math.floor(requests / 5)) firstFifthMs = performance.now() - t0;
+    if (i === requests - Math.floor(requests / 5)) mark = performance.now();
+    if (i % step === 0) {
+      if (i === requests) lastFifthMs = performance.now() - mark;
+      gc();
+      samples.push([i, used()]);
+    }
+  }
+  const n = samples.length;
+  const mx = samples.reduce((a, [x]) => a + x, 0) / n;
+  const my = samples.reduce((a, [, y]) => a + y, 0) / n;
+  const slope = samples.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0) / samples.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  return {
+    shape,
+    requests,
+    warmup,
+    keptBytesPerRequest: slope,
+    heapPlusExternalBefore: samples[0][1],
+    heapPlusExternalAfter: samples.at(-1)[1],
+    wasmBytesBefore: wasmBefore,
+    wasmBytesAfter: wasm.memory.buffer.byteLength,
+    lastFifthOverFirstFifth: lastFifthMs / firstFifthMs,
+    msPerRequest: (performance.now() - t0) / requests,
+  };
+}
+
+if (process.argv[1] === new URL(import.meta.url).pathname) {
+  const [shape, requests = '20000', warmup = '2000'] = process.argv.slice(2);
+  process.stdout.write(`${JSON.stringify(await measure(shape, Number(requests), Number(warmup)))}\n`);
+}

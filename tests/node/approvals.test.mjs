@@ -1,0 +1,237 @@
+// Approvals, structured questions, decisions, expiry, events and stream() through the npm package (issue 9).
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  agent, defineTool, InterruptError, isInterrupted, scriptedModel, memorySaver,
+  DecisionError, InterruptExpiredError, AbortedError, ReleasedError, ConfigError,
+} from 'resumable-agent';
+import { recordingModel, toolUse, turn, text, resultsOf, assertProviderValid } from './helpers.mjs';
+
+function gatedTools(log) {
+  return [
+    defineTool({
+      name: 'send', description: 'Send a message.', needsApproval: true,
+      schema: (s) => ({ to: s.string().required() }),
+      handle: (input) => { log.push(['send', input]); return { sent: input.to }; },
+    }),
+    defineTool({
+      name: 'charge', description: 'Charge a card.',
+      needsApproval: async (input) => input.amount > 100,
+      schema: (s) => ({ amount: s.number().required() }),
+      handle: (input) => { log.push(['charge', input]); return 'charged'; },
+    }),
+    defineTool({
+      name: 'lookup', schema: (s) => ({ key: s.string() }),
+      handle: (input) => { log.push(['lookup', input]); return `v-${input.key}`; },
+    }),
+  ];
+}
+
+const gatedTurn = () => turn(toolUse('a1', 'send', { to: 'ann' }), toolUse('p1', 'lookup', { key: 'k' }), toolUse('a2', 'charge', { amount: 500 }));
+
+describe('approvals', () => {
+  test('two gated calls and a plain one: one pause, nothing runs; approve with edits + deny; each runs as decided', async () => {
+    const log = [];
+    const { model, requests } = recordingModel([gatedTurn(), text('Done.')]);
+    const paused = await agent({ tools: gatedTools(log), model }).prompt('pay');
+    assert.ok(isInterrupted(paused));
+    assert.deepEqual(log, [], 'no call of the turn ran');
+    assert.deepEqual(paused.interrupts, [
+      { kind: 'approval', id: 'a1', toolName: 'send', input: { to: 'ann' } },
+      { kind: 'approval', id: 'a2', toolName: 'charge', input: { amount: 500 } },
+    ]);
+    assert.equal(paused.question, 'Approve the call to send?');
+    assert.equal(paused.checkpoint.pendingToolUseId, 'a1');
+    const stored = JSON.parse(JSON.stringify(paused.checkpoint));
+    const done = await agent({ tools: gatedTools(log), model }).resume(stored, {
+      decisions: { a2: { type: 'deny', message: 'too expensive' }, a1: { type: 'approve', modifiedArgs: { to: 'bob' } } },
+    });
+    assert.equal(done.text, 'Done.');
+    assert.deepEqual(log, [['send', { to: 'bob' }], ['lookup', { key: 'k' }]], 'send once, edited; charge never; lookup once');
+    const results = resultsOf(requests[1].messages.at(-1));
+    assert.deepEqual(results.map((r) => [r.toolUseId, r.isError ?? false]), [['a1', false], ['p1', false], ['a2', true]]);
+    assert.equal(results[2].content, 'The user denied this call to charge; it did not run: too expensive');
+    assert.deepEqual(requests[1].messages[1].content[0].input, { to: 'bob' }, 'the transcript shows the input it ran with');
+    assertProviderValid(done.messages);
+  });
+
+  test('decisions as an array in interrupt order; needsApproval as a function decides per call', async () => {
+    const log = [];
+    const model = scriptedModel([turn(toolUse('c1', 'charge', { amount: 5 }), toolUse('c2', 'charge', { amount: 900 })), 'ok']);
+    const paused = await agent({ tools: gatedTools(log), model }).prompt('x');
+    assert.deepEqual(paused.interrupts.map((i) => i.id), ['c2'], 'only the call over 100 waits');
+    const done = await agent({ tools: gatedTools(log), model }).resume(paused.checkpoint, { decisions: [{ type: 'approve' }] });
+    assert.equal(done.text, 'ok');
+    assert.deepEqual(log.map(([, i]) => i.amount), [5, 900]);
+  });
+
+  test('every malformed decision is a DecisionError naming the interrupt, before any tool or model call', async () => {
+    const log = [];
+    let modelCalls = 0;
+    const base = recordingModel([gatedTurn()]);
+    const paused = await agent({ tools: gatedTools(log), model: base.model }).prompt('pay');
+    const model = async () => { modelCalls += 1; return text('never'); };
+    const cases = [
+      ['yes', 'a1', /resume with \{ decisions \}/],
+      [{ decisions: [{ type: 'approve' }] }, 'a2', /expected 2 decision\(s\)/],
+      [{ decisions: { a1: { type: 'approve' }, zz: { type: 'approve' } } }, 'zz', /no pending interrupt has this id/],
+      [{ decisions: { a1: { type: 'approve' } } }, 'a2', /missing decision/],
+      [{ decisions: [{ type: 'answer', text: 'hi' }, { type: 'approve' }] }, 'a1', /got "answer"/],
+      [{ decisions: [{ type: 'approve', modifiedArgs: { to: 5 } }, { type: 'approve' }] }, 'a1', /modifiedArgs\.to: expected string, got integer/],
+      [{ decisions: [{ type: 'approve', modifiedArgs: {} }, { type: 'approve' }] }, 'a1', /modifiedArgs: missing required property "to"/],
+      [{ decisions: [{ type: 'maybe' }, { type: 'approve' }] }, undefined, /decisions\[0\]\.type: expected "approve", "deny" or "answer", got "maybe"/],
+      [{ decisions: [{ type: 'deny', message: 3 }, { type: 'approve' }] }, undefined, /decisions\[0\]\.message: expected a string/],
+      [{ decisions: [{ type: 'approve', extra: 1 }, { type: 'approve' }] }, undefined, /decisions\[0\]\.extra: not a field/],
+      [{ decisions: [{ id: 'a1', type: 'approve' }, { type: 'approve' }] }, undefined, /an id in every decision or in none/],
+      [{ decisions: 5 }, undefined, /decisions: expected an array or an object keyed by interrupt id/],
+      [42, undefined, /answer: expected a string or \{ decisions \}, got number/],
+    ];
+    for (const [answer, id, message] of cases) {
+      const err = await agent({ tools: gatedTools(log), model }).resume(paused.checkpoint, answer).catch((e) => e);
+      assert.ok(err instanceof DecisionError, `${JSON.stringify(answer)} -> ${err}`);
+      assert.equal(err.interruptId, id, JSON.stringify(answer));
+      assert.match(err.message, message);
+    }
+    assert.deepEqual(log, []);
+    assert.equal(modelCalls, 0);
+  });
+
+  test('structured questions: options and data reach the caller; answered by text or an answer decision', async () => {
+    const tools = [defineTool({
+      name: 'pick', handle: () => { throw new InterruptError('Which plan?', { options: ['basic', 'pro'], data: { prices: [5, 20] } }); },
+    })];
+    const model = scriptedModel([turn(toolUse('q', 'pick', {})), (req) => `chose ${req.messages.at(-1).content[0].content}`]);
+    const paused = await agent({ tools, model }).prompt('go');
+    assert.deepEqual(paused.interrupts, [{ kind: 'question', id: 'q', toolName: 'pick', input: {}, question: 'Which plan?', options: ['basic', 'pro'], data: { prices: [5, 20] } }]);
+    assert.equal((await agent({ tools, model }).resume(paused.checkpoint, 'pro')).text, 'chose pro');
+    assert.equal((await agent({ tools, model }).resume(paused.checkpoint, { decisions: { q: { type: 'answer', text: 'basic' } } })).text, 'chose basic');
+    assert.throws(() => new InterruptError('q', { options: [1] }), ConfigError);
+  });
+
+  test('expiry: onExpire "deny" answers with a denial; the default fails with InterruptExpiredError carrying the checkpoint', async () => {
+    const log = [];
+    const mk = (onExpire) => [defineTool({
+      name: 'send', needsApproval: { expiresInMs: 1 }, ...(onExpire ? { onExpire } : {}),
+      handle: (i) => { log.push(i); return 'sent'; },
+    })];
+    const model = scriptedModel([turn(toolUse('s', 'send', {})), (req) => req.messages.at(-1).content[0].content]);
+    const paused = await agent({ tools: mk('deny'), model }).prompt('x');
+    assert.equal(typeof paused.interrupts[0].expiresAt, 'number');
+    await new Promise((r) => setTimeout(r, 10));
+    const denied = await agent({ tools: mk('deny'), model }).resume(paused.checkpoint, { decisions: [{ type: 'approve' }] });
+    assert.match(denied.text, /approval request expired/);
+    const err = await agent({ tools: mk(), model }).resume(paused.checkpoint, { decisions: [{ type: 'approve' }] }).catch((e) => e);
+    assert.ok(err instanceof InterruptExpiredError);
+    assert.equal(err.interruptId, 's');
+    assert.deepEqual(err.checkpoint, paused.checkpoint);
+    assert.deepEqual(log, []);
+    assert.throws(() => defineTool({ name: 'x', handle: () => 1, onExpire: 'later' }), ConfigError);
+    assert.throws(() => defineTool({ name: 'x', handle: () => 1, needsApproval: 'yes' }), ConfigError);
+  });
+});
+
+describe('events', () => {
+  const threeSteps = () => scriptedModel([turn(toolUse('l1', 'lookup', { key: 'a' })), turn(toolUse('l2', 'lookup', { key: 'b' })), { content: [{ type: 'text', text: 'fin' }], usage: { inputTokens: 2, outputTokens: 1 } }]);
+
+  test('stream(): the event sequence of a three-step run; done carries what prompt() returns; events are plain JSON', async () => {
+    const events = [];
+    for await (const e of agent({ tools: gatedTools([]), model: threeSteps() }).stream({ prompt: 'go' })) events.push(e);
+    const step = ['step-start', 'step-finish', 'checkpoint', 'tool-call', 'tool-result', 'checkpoint'];
+    assert.deepEqual(events.map((e) => e.type), ['checkpoint', ...step, ...step, 'step-start', 'step-finish', 'checkpoint', 'done']);
+    for (const e of events) assert.deepEqual(JSON.parse(JSON.stringify(e)), e);
+    const plain = await agent({ tools: gatedTools([]), model: threeSteps() }).prompt('go');
+    const done = events.at(-1).result;
+    assert.equal(done.text, plain.text);
+    assert.deepEqual(done.messages, plain.messages);
+    assert.deepEqual(events[1], { type: 'step-start', step: 1 });
+    assert.deepEqual(events.at(-3), { type: 'step-finish', step: 3, content: [{ type: 'text', text: 'fin' }], usage: { inputTokens: 2, outputTokens: 1 } });
+    assert.deepEqual(events[4], { type: 'tool-call', id: 'l1', toolName: 'lookup', input: { key: 'a' } });
+    assert.deepEqual(events[5], { type: 'tool-result', id: 'l1', toolName: 'lookup', content: 'v-a' });
+    const viaCallback = [];
+    await agent({ tools: gatedTools([]), model: threeSteps() }).prompt('go', { onEvent: (e) => viaCallback.push(e.type) });
+    assert.deepEqual(viaCallback, events.slice(0, -1).map((e) => e.type));
+  });
+
+  test('resuming from any checkpoint event gives the same final transcript', async () => {
+    const model = scriptedModel([gatedTurn(), turn(toolUse('q', 'ask', {}), toolUse('l9', 'lookup', { key: 'z' })), 'finished']);
+    const tools = () => [...gatedTools([]), defineTool({ name: 'ask', handle: () => { throw new InterruptError('Sure?'); } })];
+    const answerFor = (r) => (r.interrupts?.[0]?.kind === 'approval' ? { decisions: r.interrupts.map(() => ({ type: 'approve' })) } : 'yes');
+    const checkpoints = [];
+    const onEvent = (e) => { if (e.type === 'checkpoint') checkpoints.push(JSON.stringify(e.checkpoint)); };
+    let r = await agent({ tools: tools(), model }).prompt('go', { onEvent });
+    while (isInterrupted(r)) r = await agent({ tools: tools(), model }).resume(r.checkpoint, answerFor(r), { onEvent });
+    assert.ok(checkpoints.length > 10);
+    for (const [k, cp] of checkpoints.entries()) {
+      const parsed = JSON.parse(cp);
+      let s = await agent({ tools: tools(), model }).resume(cp, parsed.interrupts ? answerFor(parsed) : '');
+      while (isInterrupted(s)) s = await agent({ tools: tools(), model }).resume(s.checkpoint, answerFor(s));
+      assert.deepEqual(s.messages, r.messages, `from checkpoint event ${k}`);
+    }
+  });
+
+  test('an error ends the stream with an error event carrying the checkpoint; .result rejects with the typed error', async () => {
+    let n = 0;
+    const model = async () => { n += 1; if (n === 1) return turn(toolUse('l1', 'lookup', { key: 'a' })); throw new Error('overloaded'); };
+    const s = agent({ tools: gatedTools([]), model }).stream({ prompt: 'go' });
+    const events = [];
+    for await (const e of s) events.push(e);
+    const last = events.at(-1);
+    assert.equal(last.type, 'error');
+    assert.equal(last.error.name, 'ModelError');
+    assert.match(last.error.message, /overloaded/);
+    assert.equal(last.checkpoint.messages.length, 3);
+    await assert.rejects(s.result, (e) => e.name === 'ModelError' && e.checkpoint.messages.length === 3);
+  });
+
+  test('leaving the loop early stops the run at its next step; signal does the same for prompt()', async () => {
+    let calls = 0;
+    const model = async () => { calls += 1; return turn(toolUse(`l${calls}`, 'lookup', { key: 'x' })); };
+    const s = agent({ tools: gatedTools([]), model, maxIterations: 50 }).stream({ prompt: 'go' });
+    for await (const e of s) if (e.type === 'step-finish') break;
+    const err = await s.result.catch((e) => e);
+    assert.ok(err instanceof AbortedError, String(err));
+    assert.ok(calls <= 2, `stopped early (${calls} model calls)`);
+    const controller = new AbortController();
+    const err2 = await agent({ tools: gatedTools([]), model: async () => { controller.abort(); return turn(toolUse('z', 'lookup', {})); } })
+      .prompt('go', { signal: controller.signal }).catch((e) => e);
+    assert.ok(err2 instanceof AbortedError);
+    assert.equal(err2.checkpoint.messages.length, 2, 'the model answer is kept');
+  });
+
+  test('sessions: reply with decisions; checkpoint-loaded and checkpoint-saved events', async () => {
+    const log = [];
+    const saver = memorySaver();
+    const model = scriptedModel([gatedTurn(), 'Done.']);
+    const a = agent({ tools: gatedTools(log), model });
+    const paused = await a.session(saver, 's').prompt('pay');
+    assert.deepEqual(paused.interrupts.map((i) => i.id), ['a1', 'a2']);
+    const types = [];
+    const done = await a.session(saver, 's').reply({ decisions: [{ type: 'approve' }, { type: 'deny' }] }, { onEvent: (e) => types.push(e.type) });
+    assert.equal(done.text, 'Done.');
+    assert.equal(types[0], 'checkpoint-loaded');
+    assert.deepEqual(types.filter((t) => t.startsWith('approval')), ['approval-response', 'approval-response']);
+    assert.equal(await saver.get('s'), null, 'deleted on completion');
+    const streamed = [];
+    for await (const e of a.session(saver, 't').stream({ prompt: 'pay' })) streamed.push(e.type);
+    assert.deepEqual(streamed.slice(-2), ['interrupt', 'done']);
+    // Saved after every step: each checkpoint event follows its save.
+    streamed.forEach((t, i) => { if (t === 'checkpoint') assert.equal(streamed[i - 1], 'checkpoint-saved', `event ${i}`); });
+  });
+});
+
+describe('release', () => {
+  test('free() and Symbol.dispose release agents, sessions and savers; later calls are ReleasedError, detached methods ConfigError', async () => {
+    const a = agent({ model: scriptedModel(['hi']) });
+    const saver = memorySaver();
+    const session = a.session(saver, 'x');
+    const prompt = a.prompt;
+    await assert.rejects(prompt('x'), ConfigError);
+    a[Symbol.dispose ?? Symbol.for('Symbol.dispose')]();
+    await assert.rejects(a.prompt('x'), ReleasedError);
+    assert.throws(() => a.session(saver, 'y'), ReleasedError);
+    assert.equal((await session.prompt('a session holds what it needs: freeing its agent does not stop it')).text, 'hi');
+    saver.free();
+    await assert.rejects(saver.get('x'), ReleasedError);
+    await assert.rejects(session.reply('x'), ReleasedError);
+  });
+});

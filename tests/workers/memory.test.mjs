@@ -1,0 +1,46 @@
+// One workerd isolate serving many requests of the example Worker (a fresh agent, kvSaver and session per
+// request, as in the reference's Worker): its wasm memory stays the same size (issue 15).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startWorker, ROOT } from './harness.mjs';
+
+const REQUESTS = Number(process.env.WORKER_MEMORY_REQUESTS ?? 4000);
+
+test(`the JS example Worker: wasm memory is flat over ${REQUESTS} requests to one isolate`, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kv-memory-'));
+  const w = await startWorker({ config: join(ROOT, 'examples/worker-js/wrangler.toml'), persistTo: dir, vars: { TEST_ROUTES: 'true' } });
+  try {
+    // Each pair of requests: start a session (pauses, saved in KV), then reply (completes, deleted).
+    const pair = async (i) => {
+      const sessionId = `m${i % 50}`;
+      const a = await w.post('/start', { message: 'the app', sessionId });
+      assert.equal(a.body.question, 'What is your deadline?', JSON.stringify(a));
+      const b = await w.post('/reply', { answer: 'May', sessionId });
+      assert.equal(b.body.answer, 'Plan for "the app" due May.');
+    };
+    const run = async (from, count) => {
+      let next = from;
+      // Four concurrent clients, each on its own sessions.
+      await Promise.all([0, 1, 2, 3].map(async (lane) => {
+        for (;;) {
+          const i = next++;
+          if (i >= from + count) return;
+          await pair(i * 4 + lane);
+        }
+      }));
+    };
+    await run(0, 200); // warm-up
+    const before = (await w.get('/__test/memory')).body.wasmBytes;
+    const t0 = performance.now();
+    await run(200, REQUESTS / 2);
+    const after = (await w.get('/__test/memory')).body.wasmBytes;
+    process.stdout.write(`# ${REQUESTS} requests in ${((performance.now() - t0) / 1000).toFixed(1)} s; wasm memory ${before} -> ${after} bytes\n`);
+    assert.equal(after, before, 'wasm memory grew');
+  } finally {
+    await w.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

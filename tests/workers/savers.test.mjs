@@ -1,0 +1,129 @@
+// The savers inside real workerd (wrangler dev): the conformance suite against Workers KV and the Durable
+// Object saver of both example Workers (each operation runs in the Worker, on the real binding, through its
+// test route), sessions on the Durable Object surviving a restart, and exactly one of 50 concurrent replies.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runSaverConformance } from 'resumable-agent/testing';
+import { startWorker, ROOT } from './harness.mjs';
+
+const WORKERS = {
+  rust: join(ROOT, 'wrangler.toml'),
+  js: join(ROOT, 'examples/worker-js/wrangler.toml'),
+};
+
+/** A saver whose every operation is done by the Worker, under `namespace/` (so namespaces are isolated). */
+async function proxySaver(w, namespace) {
+  const op = async (body) => {
+    const { status, body: out } = await w.post('/__test/saver', body);
+    if (out.err) throw Object.assign(new Error(out.err.message), { code: out.err.kind });
+    if (status !== 200) throw Object.assign(new Error(out.error ?? `HTTP ${status}`), { code: status === 400 ? 'INVALID' : 'HTTP' });
+    return out.ok;
+  };
+  const about = await op({ op: 'about' });
+  const k = (key) => `${namespace}/${key}`;
+  return {
+    compareAndSet: about.compareAndSet,
+    maxValueBytes: about.maxValueBytes ?? undefined,
+    async get(key) { const t = await op({ op: 'get', key: k(key) }); return t === null ? null : JSON.parse(t); },
+    async put(key, checkpoint, condition) { await op({ op: 'put', key: k(key), checkpoint, condition: condition ?? null }); },
+    async delete(key) { await op({ op: 'delete', key: k(key) }); },
+    async exists(key) { return op({ op: 'exists', key: k(key) }); },
+    async list(prefix = '') {
+      const listed = await op({ op: 'list', prefix: k(prefix) });
+      return listed.map((e) => ({ ...e, key: e.key.slice(namespace.length + 1) }));
+    },
+  };
+}
+
+for (const [name, config] of Object.entries(WORKERS)) {
+  for (const saver of ['kv', 'durable-object']) {
+    describe(`${name} Worker, ${saver} saver`, () => {
+      let dir;
+      let w;
+      before(async () => {
+        dir = mkdtempSync(join(tmpdir(), `savers-${name}-${saver}-`));
+        w = await startWorker({ config, persistTo: dir, vars: { TEST_ROUTES: 'true', SAVER: saver, TEST_MODEL_DELAY_MS: '200' } });
+      });
+      after(async () => {
+        await w?.stop();
+        rmSync(dir, { recursive: true, force: true });
+      });
+
+      test('passes the saver conformance suite', { timeout: 300_000 }, async () => {
+        let run = 0;
+        const results = await runSaverConformance((namespace) => proxySaver(w, `${namespace}-${run++}`), {
+          // KV: write around the saver (the test route's raw-put keeps our metadata, replaces the value).
+          corrupt: saver === 'kv' ? async (s, key) => {
+            const listed = (await s.list('')).find((e) => e.key === key);
+            const { key: _k, ...summary } = listed;
+            const meta = { resumableAgent: 1, iterations: summary.iterations, inputTokens: 0, outputTokens: 0, interrupted: summary.interrupted, question: summary.question, messageCount: summary.messageCount };
+            await w.post('/__test/saver', { op: 'raw-put', key: `lv-${run - 1}/${key}`, value: 'not a checkpoint', metadata: meta });
+          } : undefined,
+        });
+        const failed = results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error?.message}`);
+        assert.deepEqual(failed, []);
+        const skipped = results.filter((r) => r.skipped).map((r) => r.name);
+        if (saver === 'kv') {
+          assert.deepEqual(skipped, ['compare-and-set: ifAbsent and ifStep refuse a changed key with CONFLICT', 'compare-and-set: of 20 concurrent conditional puts exactly one wins'], 'KV cannot compare and set');
+        } else {
+          assert.deepEqual(skipped, ['list reads summaries, not values'], 'everything but the raw-write case runs');
+        }
+      });
+
+      if (name === 'rust') {
+        test('passes the Rust saver conformance suite, run inside the Worker', { timeout: 300_000 }, async () => {
+          const { body } = await w.post('/__test/conformance', {});
+          assert.deepEqual(body.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`), []);
+          const skipped = body.results.filter((r) => r.skipped).map((r) => r.name);
+          assert.deepEqual(skipped, saver === 'kv'
+            ? ['compare-and-set: Absent and Step refuse a changed key with CONFLICT', 'compare-and-set: of 20 interleaved conditional puts exactly one wins', 'list reads summaries, not values']
+            : ['list reads summaries, not values']);
+        });
+      }
+
+      if (name === 'js') {
+        test('history, label and restore round-trip on this saver', { timeout: 60_000 }, async () => {
+          const op = async (opName, ...args) => {
+            const { body } = await w.post('/__test/session', { sessionId: 'hist', op: opName, args });
+            if (body.err) throw new Error(`${body.err.name}: ${body.err.message}`);
+            return body.ok;
+          };
+          assert.equal((await op('prompt', 'the app')).question, 'What is your deadline?');
+          const paused = (await op('history'))[0];
+          assert.equal(paused.interrupted, true);
+          await op('label', paused.id, 'asked');
+          assert.equal((await op('reply', 'May')).text, 'Plan for "the app" due May.');
+          const restored = await op('restore', 'asked');
+          assert.equal(restored.thread.parentStep, paused.step);
+          assert.equal((await op('reply', 'June')).text, 'Plan for "the app" due June.');
+          const history = await op('history');
+          assert.ok(history.some((h) => h.label === 'asked' && h.id === paused.id), 'the label is kept');
+          assert.ok(history.some((h) => h.parentId === paused.id && h.step > paused.step + 2), 'a branch from the labelled step');
+          assert.equal((await op('checkpoint', paused.id)).question, 'What is your deadline?');
+        });
+      }
+
+      if (saver === 'durable-object') {
+        test('a paused session survives a restart; of 50 concurrent replies exactly one runs', { timeout: 120_000 }, async () => {
+          assert.deepEqual(await w.post('/start', { message: 'the app', sessionId: 'race' }), { status: 200, body: { question: 'What is your deadline?' } });
+          await w.stop();
+          w = await startWorker({ config, persistTo: dir, vars: { TEST_ROUTES: 'true', SAVER: saver, TEST_MODEL_DELAY_MS: '200' } });
+          const listed = (await w.get('/sessions')).body.sessions.map((s) => s.sessionId);
+          assert.ok(listed.includes('race'), 'the paused session is listed after the restart');
+          assert.deepEqual(listed.filter((k) => k.includes('#~')), [], 'its history entries are not sessions');
+          const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => w.post('/reply', { answer: `Q${i}`, sessionId: 'race' })));
+          const ok = replies.filter((r) => r.status === 200);
+          assert.equal(ok.length, 1, `exactly one reply ran: ${JSON.stringify(replies.map((r) => r.status))}`);
+          assert.match(ok[0].body.answer, /^Plan for "the app" due Q\d+\.$/);
+          const others = replies.filter((r) => r.status !== 200);
+          // Refused: busy while the winner runs (409), or gone once it completed (404, not kept).
+          assert.ok(others.every((r) => r.status === 409 || r.status === 404), `the others are refused: ${JSON.stringify([...new Set(others.map((r) => `${r.status} ${r.body.error}`))])}`);
+          assert.ok(others.some((r) => r.status === 409), 'some arrived while it ran');
+        });
+      }
+    });
+  }
+}
