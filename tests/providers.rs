@@ -10,7 +10,9 @@ use std::time::Instant;
 use resumable_agent::provider::anthropic::Anthropic;
 use resumable_agent::provider::openai::OpenAi;
 use resumable_agent::provider::{HttpModel, ReqwestClient, Retry};
-use resumable_agent::{Agent, AgentError, Checkpoint, InterruptError, Model, ModelError, Outcome, tool};
+use resumable_agent::{
+    Agent, AgentError, Checkpoint, Content, ContentBlock, InterruptError, Model, ModelError, Outcome, StopReason, tool,
+};
 use serde_json::{Value, json};
 
 const API_KEY: &str = "sk-test-6f1c2a9be0d44c1f8a7e-SECRET";
@@ -177,7 +179,92 @@ async fn both_providers_natively_through_every_scenario() {
         assert!(message.contains("(key [redacted])"), "{message}");
         assert_eq!(checkpoint.messages.len(), 1);
         everything += &format!("{err} {err:?} {}", checkpoint.to_json());
+
+        // Cut at max_tokens in the middle of a tool call: nothing recorded, no tool ran; resuming the error's
+        // checkpoint with "" asks the model again.
+        let err = agent().prompt("scenario:cut").await.unwrap_err();
+        let AgentError::Model {
+            source: ModelError::Stopped { reason, text },
+            checkpoint,
+        } = err
+        else {
+            panic!("{provider}: expected a stopped model error, got {err:?}")
+        };
+        assert_eq!(
+            (reason, text.as_str()),
+            (StopReason::MaxTokens, "Let me look"),
+            "{provider}"
+        );
+        assert_eq!(
+            checkpoint.messages.len(),
+            1,
+            "{provider}: the cut answer is not in the history"
+        );
+        assert!(checkpoint.tool_results.is_empty());
+        let again = agent()
+            .resume(*checkpoint, "")
+            .await
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+        assert_eq!(again.text, "Complete answer.");
+        assert_eq!(again.checkpoint.messages.len(), 2);
+
+        for (scenario, want, want_text) in [
+            ("refusal", StopReason::Refusal, "I cannot help with that."),
+            (
+                "filter",
+                if provider == "openai" {
+                    StopReason::ContentFilter
+                } else {
+                    StopReason::Refusal
+                },
+                "",
+            ),
+        ] {
+            let err = agent().prompt(&format!("scenario:{scenario}")).await.unwrap_err();
+            let AgentError::Model {
+                source: ModelError::Stopped { reason, text },
+                ..
+            } = &err
+            else {
+                panic!("{provider} {scenario}: expected a stopped model error, got {err:?}")
+            };
+            assert_eq!((reason, text.as_str()), (&want, want_text), "{provider} {scenario}");
+        }
+
+        // An empty answer ends the run with ""; it is never sent back (the server refuses empty messages).
+        for scenario in ["empty", "emptytext"] {
+            let first = agent()
+                .prompt(&format!("scenario:{scenario}"))
+                .await
+                .unwrap()
+                .assert_complete()
+                .unwrap();
+            assert_eq!(first.text, "", "{provider} {scenario}");
+            let next = agent()
+                .resume(first.checkpoint, "Say something.")
+                .await
+                .unwrap()
+                .assert_complete()
+                .unwrap();
+            assert_eq!(next.text, "After an empty answer.", "{provider} {scenario}");
+            assert_eq!(next.checkpoint.messages.len(), 2, "{provider} {scenario}");
+        }
     }
+
+    // Anthropic thinking blocks come back unchanged before the tool_use (the server checks them).
+    let thought = model("anthropic", &server.base, 0)()
+        .prompt("scenario:thinking")
+        .await
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(thought.text, "Thought it through.");
+    assert!(matches!(
+        thought.checkpoint.messages[1].content,
+        Content::Blocks(ref b) if matches!(b[0], ContentBlock::Thinking { .. }) && matches!(b[1], ContentBlock::RedactedThinking { .. })
+    ));
 
     let recovered = model("openai", &server.base, 0)()
         .prompt("scenario:badargs")

@@ -1,13 +1,14 @@
 // The agent the provider tests use, in the test process and in the child process that resumes.
 import { agent, defineTool, InterruptError, anthropic, openai } from 'resumable-agent';
 
-export function makeAgent(provider, baseURL, apiKey, extra = {}) {
+export function makeAgent(provider, baseURL, apiKey, extra = {}, agentExtra = {}) {
   const model = provider === 'anthropic'
     ? anthropic({ apiKey, model: 'claude-test', baseURL: `${baseURL}/anthropic`, maxTokens: 1024, ...extra })
     : openai({ apiKey, model: 'gpt-test', baseURL: `${baseURL}/openai`, ...extra });
   return agent({
     instructions: 'Be brief.',
     model,
+    ...agentExtra,
     tools: [
       defineTool({ name: 'lookup', description: 'Looks a key up.', schema: (s) => ({ key: s.string().required() }), handle: ({ key }) => ({ key, value: `v-${key}` }) }),
       defineTool({ name: 'ask_user', description: 'Asks the human.', schema: (s) => ({ question: s.string().required() }), handle: ({ question }) => { throw new InterruptError(question); } }),

@@ -86,8 +86,82 @@ for (const provider of ['anthropic', 'openai']) {
       assert.equal(err.checkpoint.messages.length, 1, 'the checkpoint holds the run so far');
       assert.equal(requestsFor('error500').filter((q) => q.provider === provider).length - before, 3, 'one try and two retries');
     });
+
+    test('cut at max_tokens mid tool call: a ModelError with stopReason, nothing recorded, no tool ran; resuming with "" asks again', async () => {
+      const a = makeAgent(provider, base, API_KEY);
+      const err = await a.prompt('scenario:cut').catch((e) => e);
+      seen.push(err, err.checkpoint);
+      assert.ok(err instanceof ModelError, String(err));
+      assert.equal(err.stopReason, 'max_tokens');
+      assert.equal(err.text, 'Let me look');
+      assert.match(err.message, /output token limit \(max_tokens\).*resume the error's checkpoint with ''/);
+      assert.deepEqual(err.checkpoint.messages.map((m) => m.role), ['user'], 'the cut answer is not in the history');
+      assert.equal(err.checkpoint.iterations, 0);
+      const r = await a.resume(err.checkpoint, '');
+      assert.equal(r.text, 'Complete answer.');
+      assert.deepEqual(r.checkpoint.messages.map((m) => m.role), ['user', 'assistant']);
+    });
+
+    test('a refusal is a ModelError with stopReason "refusal" and the model\'s explanation', async () => {
+      const err = await makeAgent(provider, base, API_KEY).prompt('scenario:refusal').catch((e) => e);
+      seen.push(err, err.checkpoint);
+      assert.ok(err instanceof ModelError, String(err));
+      assert.equal(err.stopReason, 'refusal');
+      assert.equal(err.text, 'I cannot help with that.');
+      assert.match(err.message, /refused to answer \(refusal\): I cannot help with that\./);
+      assert.equal(err.checkpoint.messages.length, 1);
+    });
+
+    test(provider === 'openai' ? 'a content filter is a ModelError with stopReason "content_filter"' : 'a refusal without text', async () => {
+      const err = await makeAgent(provider, base, API_KEY).prompt('scenario:filter').catch((e) => e);
+      seen.push(err, err.checkpoint);
+      assert.ok(err instanceof ModelError, String(err));
+      assert.equal(err.stopReason, provider === 'openai' ? 'content_filter' : 'refusal');
+      assert.equal(err.text, '');
+    });
+
+    test('structured output: an answer missing a field is fed back as an error result, the corrected one fills structured', async () => {
+      const a = makeAgent(provider, base, API_KEY, {}, { output: (s) => ({ city: s.string().required(), population: s.integer().required() }) });
+      const r = await a.prompt('scenario:structured');
+      seen.push(r.checkpoint);
+      assert.deepEqual(r.structured, { city: 'Paris', population: 2102650 });
+      assert.equal(r.iterations, 2);
+      const sent = requestsFor('structured').filter((q) => q.provider === provider);
+      const tools = provider === 'anthropic' ? sent[0].body.tools : sent[0].body.tools.map((t) => t.function);
+      const finalAnswer = tools.find((t) => t.name === 'final_answer');
+      assert.deepEqual(finalAnswer[provider === 'anthropic' ? 'input_schema' : 'parameters'].required, ['city', 'population']);
+      const feedback = JSON.stringify(sent.at(-1).body.messages);
+      assert.match(feedback, /missing required property \\"population\\"/);
+    });
+
+    for (const scenario of ['empty', 'emptytext']) {
+      test(`an empty answer (${scenario}) ends the run with "" and is never sent back to the model`, async () => {
+        const a = makeAgent(provider, base, API_KEY);
+        const r = await a.prompt(`scenario:${scenario}`);
+        seen.push(r.checkpoint);
+        assert.equal(r.text, '');
+        assert.deepEqual(r.checkpoint.messages.map((m) => m.role), ['user', 'assistant']);
+        const next = await a.resume(r.checkpoint, 'Say something.');
+        seen.push(next.checkpoint);
+        assert.equal(next.text, 'After an empty answer.');
+        // The empty answer went; the new text joined the user message before it.
+        assert.deepEqual(next.checkpoint.messages.map((m) => m.role), ['user', 'assistant']);
+        assert.deepEqual(next.checkpoint.messages[0].content, [{ type: 'text', text: `scenario:${scenario}` }, { type: 'text', text: 'Say something.' }]);
+      });
+    }
   });
 }
+
+test('anthropic: thinking and redacted_thinking blocks are kept and sent back unchanged before the tool_use', async () => {
+  const r = await makeAgent('anthropic', base, API_KEY).prompt('scenario:thinking');
+  seen.push(r.checkpoint);
+  assert.equal(r.text, 'Thought it through.');
+  assert.deepEqual(r.checkpoint.messages[1].content.map((b) => b.type), ['thinking', 'redacted_thinking', 'tool_use']);
+  assert.equal(r.checkpoint.messages[1].content[0].signature, 'EqQBCgIYAhIM1gbcDa9GJwZA');
+  // The same history through OpenAI: thinking is Anthropic's, so it is left out of the request.
+  const o = await makeAgent('openai', base, API_KEY).resume(r.checkpoint, 'And now?');
+  assert.equal(o.text, 'No thinking here.');
+});
 
 test('openai: tool arguments that are not valid JSON reach the model as an error result it can recover from', async () => {
   const r = await makeAgent('openai', base, API_KEY).prompt('scenario:badargs');

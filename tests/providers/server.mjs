@@ -8,6 +8,7 @@
 //   node server.mjs          prints {"port": N} on its first line, then serves until killed
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 
 export const API_KEY = 'sk-test-6f1c2a9be0d44c1f8a7e-SECRET';
 
@@ -35,6 +36,15 @@ function checkAnthropic(req, body, errors) {
     if (!['user', 'assistant'].includes(m.role)) fail(errors, w, `messages[${i}].role ${m.role}`);
     const blocks = typeof m.content === 'string' ? [] : m.content;
     if (typeof m.content !== 'string' && !Array.isArray(m.content)) fail(errors, w, `messages[${i}].content`);
+    // Anthropic: "all messages must have non-empty content" (but an optional final assistant one), and a
+    // text block must be non-empty.
+    if (m.content === '' || (Array.isArray(m.content) && m.content.length === 0)) fail(errors, w, `messages[${i}] has empty content`);
+    if (blocks.some((b) => b.type === 'text' && b.text === '')) fail(errors, w, `messages[${i}] has an empty text block`);
+    for (const b of blocks.filter((x) => x.type === 'thinking' || x.type === 'redacted_thinking')) {
+      if (m.role !== 'assistant') fail(errors, w, `messages[${i}] thinking outside an assistant message`);
+      if (b.type === 'thinking' && (typeof b.thinking !== 'string' || typeof b.signature !== 'string')) fail(errors, w, `messages[${i}] bad thinking block`);
+      if (b.type === 'redacted_thinking' && typeof b.data !== 'string') fail(errors, w, `messages[${i}] bad redacted_thinking block`);
+    }
     const calls = blocks.filter((b) => b.type === 'tool_use');
     for (const c of calls) {
       if (m.role !== 'assistant' || !c.id || !c.name || typeof c.input !== 'object' || c.input === null || Array.isArray(c.input)) {
@@ -76,6 +86,9 @@ function checkOpenAi(req, body, errors) {
   }
   body.messages.forEach((m, i) => {
     if (!['system', 'user', 'assistant', 'tool'].includes(m.role)) fail(errors, w, `messages[${i}].role ${m.role}`);
+    if (m.role === 'assistant' && !m.tool_calls?.length && (m.content === null || m.content === undefined || m.content === '')) {
+      fail(errors, w, `messages[${i}] an assistant message needs content or tool_calls`);
+    }
     if (m.role === 'assistant' && m.tool_calls) {
       m.tool_calls.forEach((c) => {
         if (!c.id || c.type !== 'function' || !c.function?.name || typeof c.function.arguments !== 'string') fail(errors, w, `messages[${i}] bad tool_call`);
@@ -104,6 +117,9 @@ const openAiCompletion = (message, turn, finish) => ({
 function script(scenario, turn, toolTexts) {
   switch (scenario) {
     case 'text': return { text: 'Hello from the model.' };
+    case 'thinking': return { text: 'No thinking here.' };
+    case 'structured': // an answer missing a required field, then the corrected one
+      return turn === 0 ? { calls: [['final_answer', { city: 'Paris' }]] } : { calls: [['final_answer', { city: 'Paris', population: 2102650 }]] };
     case 'tool': return turn === 0 ? { calls: [['lookup', { key: 'a' }]] } : { text: `Found ${toolTexts.at(-1)}.` };
     case 'parallel':
       return turn === 0
@@ -117,7 +133,44 @@ function script(scenario, turn, toolTexts) {
   }
 }
 
-const textOf = (content) => (typeof content === 'string' ? content : content.filter((b) => b.type === 'text').map((b) => b.text).join(''));
+/**
+ * The answers a normal script never gives: cut at max_tokens (the first time only), a refusal, a content
+ * filter, empty answers, and Anthropic thinking blocks that must come back unchanged before the tool_use.
+ */
+function stopScenario(provider, scenario, n, turn, body, errors) {
+  const a = provider === 'anthropic';
+  const text = (t, stop) => (a ? anthropicMessage([{ type: 'text', text: t }], turn, stop) : openAiCompletion({ content: t }, turn, stop));
+  switch (scenario) {
+    case 'cut':
+      if (n > 1) return text('Complete answer.', a ? 'end_turn' : 'stop');
+      return a
+        ? anthropicMessage([{ type: 'text', text: 'Let me look' }, { type: 'tool_use', id: 'toolu_cut', name: 'lookup', input: {} }], turn, 'max_tokens')
+        : openAiCompletion({ content: 'Let me look', tool_calls: [{ id: 'call_cut', type: 'function', function: { name: 'lookup', arguments: '{"key": "' } }] }, turn, 'length');
+    case 'refusal':
+      return a
+        ? anthropicMessage([{ type: 'text', text: 'I cannot help with that.' }], turn, 'refusal')
+        : openAiCompletion({ content: null, refusal: 'I cannot help with that.' }, turn, 'stop');
+    case 'filter':
+      return a ? anthropicMessage([], turn, 'refusal') : openAiCompletion({ content: null }, turn, 'content_filter');
+    case 'empty':
+    case 'emptytext':
+      if (n > 1) return text('After an empty answer.', a ? 'end_turn' : 'stop');
+      if (scenario === 'empty') return a ? anthropicMessage([], turn, 'end_turn') : openAiCompletion({ content: null }, turn, 'stop');
+      return text('', a ? 'end_turn' : 'stop');
+    case 'thinking': {
+      if (!a) return null;
+      const thought = [{ type: 'thinking', thinking: 'I should look a up.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA' }, { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix' }];
+      if (turn === 0) return anthropicMessage([...thought, { type: 'tool_use', id: 'toolu_think', name: 'lookup', input: { key: 'a' } }], turn, 'tool_use');
+      const sent = body.messages[1].content;
+      if (isDeepStrictEqual(sent.slice(0, 2), thought)) return text('Thought it through.', 'end_turn');
+      errors.push(`anthropic: thinking blocks not sent back as they were: ${JSON.stringify(sent)}`);
+      return text('The thinking blocks were lost.', 'end_turn');
+    }
+    default: return null;
+  }
+}
+
+const textOf = (content) => (typeof content === 'string' ? content : content.filter((b) => b.type === 'text').map((b) => b.text).join(' '));
 
 export function startServer() {
   const state = { errors: [], requests: [], counts: new Map() };
@@ -155,6 +208,8 @@ export function startServer() {
         ? { type: 'error', error: { type: 'api_error', message: `Internal server error (key ${API_KEY})` } }
         : { error: { message: `The server had an error (key ${API_KEY})`, type: 'server_error', code: null } });
     }
+    const stopped = stopScenario(provider, scenario, n, turn, body, state.errors);
+    if (stopped) return send(200, stopped);
     const toolTexts = provider === 'anthropic'
       ? body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').map((b) => (b.is_error ? `error: ${b.content}` : b.content))
       : body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
