@@ -246,6 +246,12 @@ export function assertComplete<T>(result: AgentResponse<T> | InterruptedResponse
 /** Events of a run, as plain JSON objects (send them over SSE or postMessage as they are). */
 export type AgentEvent =
   | { type: 'step-start'; step: number }
+  /** More of the model's text as it streams in (providers stream when the run is streamed or has onEvent). */
+  | { type: 'text-delta'; step: number; text: string }
+  /** More of a tool call's input, as JSON text in pieces that need not parse alone. */
+  | { type: 'tool-call-delta'; step: number; id: string; toolName: string; inputDelta: string }
+  /** The model's stream broke and the step is asked again: drop what this step's deltas showed. */
+  | { type: 'step-restart'; step: number }
   | { type: 'step-finish'; step: number; content: MessageContent[]; usage?: Usage }
   | { type: 'tool-call'; id: string; toolName: string; input: unknown }
   | { type: 'tool-result'; id: string; toolName: string; content: string; isError?: true }

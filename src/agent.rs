@@ -159,6 +159,33 @@ pub(crate) struct NoEvents;
 
 impl EventSink for NoEvents {
     fn event(&mut self, _: &Event<'_>) {}
+    fn wants_deltas(&self) -> bool {
+        false
+    }
+}
+
+/// A model's deltas as events of step `step`.
+struct DeltaEvents<'e> {
+    events: &'e mut dyn EventSink,
+    step: u32,
+}
+
+impl crate::model::DeltaSink for DeltaEvents<'_> {
+    fn delta(&mut self, delta: crate::model::Delta<'_>) {
+        use crate::model::Delta;
+        let step = self.step;
+        let event = match delta {
+            Delta::Text(text) => Event::TextDelta { step, text },
+            Delta::ToolCall { id, name, input } => Event::ToolCallDelta {
+                step,
+                id,
+                tool_name: name,
+                input_delta: input,
+            },
+            Delta::Restart => Event::StepRestart { step },
+        };
+        self.events.event(&event);
+    }
 }
 
 impl AgentBuilder {
@@ -521,7 +548,14 @@ async fn drive_steps(
             Step::CallModel => {
                 let step = run.checkpoint().iterations.saturating_add(1);
                 hooks.emit(|| Event::StepStart { step });
-                let reply = model.complete_dyn(config.request(&run.checkpoint().messages)).await;
+                let request = config.request(&run.checkpoint().messages);
+                let reply = match hooks.events.as_deref_mut().filter(|e| e.wants_deltas()) {
+                    Some(events) => {
+                        let mut sink = DeltaEvents { events, step };
+                        model.stream_dyn(request, &mut sink).await
+                    }
+                    None => model.complete_dyn(request).await,
+                };
                 let mut usage: Option<Usage> = None;
                 let recorded = reply.and_then(|response| {
                     usage = response.usage;

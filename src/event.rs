@@ -21,6 +21,29 @@ pub enum Event<'a> {
         /// The model call's number.
         step: u32,
     },
+    /// More text of the model's answer in step `step`, as it streams in (only when the run is streamed).
+    TextDelta {
+        /// The model call (1-based, across resumes).
+        step: u32,
+        /// The next piece of text.
+        text: &'a str,
+    },
+    /// More of a tool call's input (JSON text in pieces) in step `step`, as it streams in.
+    ToolCallDelta {
+        /// The model call.
+        step: u32,
+        /// The call's id.
+        id: &'a str,
+        /// The tool it calls.
+        tool_name: &'a str,
+        /// The next piece of its input's JSON text.
+        input_delta: &'a str,
+    },
+    /// The model's stream broke and step `step` is asked again: drop what its deltas showed so far.
+    StepRestart {
+        /// The model call asked again.
+        step: u32,
+    },
     /// The model answered.
     StepFinish {
         /// The model call's number.
@@ -138,6 +161,13 @@ impl Event<'_> {
 pub trait EventSink: MaybeSend {
     /// Called for each event, in order.
     fn event(&mut self, event: &Event<'_>);
+
+    /// True when the sink shows the run live: the model is then asked to stream
+    /// ([`Model::stream`](crate::Model::stream)) and its pieces arrive as `text-delta` and
+    /// `tool-call-delta` events. The default is true.
+    fn wants_deltas(&self) -> bool {
+        true
+    }
 }
 
 impl<F: FnMut(&Event<'_>) + MaybeSend> EventSink for F {

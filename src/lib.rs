@@ -71,7 +71,7 @@ pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resu
 pub use keys::{CheckpointKeys, MIN_SECRET_BYTES, Signature};
 pub use limits::{DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, value_depth};
 pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
-pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, ToolDefinition};
+pub use model::{Delta, DeltaSink, Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, ToolDefinition};
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 pub use run::{
     Applied, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Run, RunConfig, Step, ToolOutcome,

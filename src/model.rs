@@ -225,6 +225,38 @@ impl ModelResponse {
     }
 }
 
+/// A piece of a model's answer as it streams in. Only the whole answer a stream ends with is recorded;
+/// deltas are for showing it as it is written.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Delta<'a> {
+    /// More text of the answer.
+    Text(&'a str),
+    /// More of a tool call's input (JSON text, in pieces that need not parse alone).
+    ToolCall {
+        /// The call's id.
+        id: &'a str,
+        /// The tool it calls.
+        name: &'a str,
+        /// The next piece of its input.
+        input: &'a str,
+    },
+    /// The stream broke and the model is being asked again: forget the deltas of this answer so far.
+    Restart,
+}
+
+/// Receives the [`Delta`]s of a streaming answer.
+pub trait DeltaSink: MaybeSend {
+    /// Called for each piece, in order.
+    fn delta(&mut self, delta: Delta<'_>);
+}
+
+impl<F: FnMut(Delta<'_>) + MaybeSend> DeltaSink for F {
+    fn delta(&mut self, delta: Delta<'_>) {
+        self(delta)
+    }
+}
+
 /// A language model. Implement it for your own client, or use a provider or [`ScriptedModel`].
 ///
 /// Futures are `Send` natively and need not be on wasm32 (see [`MaybeSend`]).
@@ -234,16 +266,60 @@ pub trait Model: MaybeSend + MaybeSync {
         &'a self,
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a;
+
+    /// Produces the next assistant turn, reporting it to `sink` as it arrives (a caller that shows the run
+    /// live). The answer returned is the whole turn, as from [`Model::complete`]; the default streams
+    /// nothing and calls it.
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        let _ = sink;
+        self.complete(request)
+    }
 }
 
 /// Object-safe form of [`Model`], implemented for every model.
 pub(crate) trait DynModel: MaybeSend + MaybeSync {
     fn complete_dyn<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+    fn stream_dyn<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 }
 
 impl<M: Model> DynModel for M {
     fn complete_dyn<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(self.complete(request))
+    }
+    fn stream_dyn<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.stream(request, sink))
+    }
+}
+
+/// Reports a finished answer's text as word-sized deltas: how a scripted model shows what streaming
+/// looks like (its answers exist whole from the start).
+pub(crate) fn stream_words(response: &ModelResponse, sink: &mut dyn DeltaSink) {
+    for block in &response.content {
+        match block {
+            ContentBlock::Text { text } => {
+                for word in text.split_inclusive(' ') {
+                    sink.delta(Delta::Text(word));
+                }
+            }
+            ContentBlock::ToolUse(u) => sink.delta(Delta::ToolCall {
+                id: &u.id,
+                name: &u.name,
+                input: &u.input.to_string(),
+            }),
+            _ => {}
+        }
     }
 }
 
@@ -302,20 +378,38 @@ impl ScriptedModel {
 }
 
 impl Model for ScriptedModel {
+    /// Plays the response back as deltas (its text word by word, each call's input whole), then returns it.
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        let result = self.play(&request);
+        if let Ok(response) = &result {
+            stream_words(response, sink);
+        }
+        std::future::ready(result)
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        std::future::ready(self.play(&request))
+    }
+}
+
+impl ScriptedModel {
+    fn play(&self, request: &ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let turn = ScriptedModel::turn_of(request.messages);
-        let result = match self.script.get(turn) {
+        match self.script.get(turn) {
             Some(Scripted::Fixed(r)) => Ok(r.clone()),
-            Some(Scripted::Computed(f)) => Ok(f(&request)),
+            Some(Scripted::Computed(f)) => Ok(f(request)),
             None => Err(ModelError::ScriptExhausted {
                 len: self.script.len(),
                 turn: turn.saturating_add(1),
             }),
-        };
-        std::future::ready(result)
+        }
     }
 }
 
@@ -326,5 +420,13 @@ impl<M: Model> Model for std::sync::Arc<M> {
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         (**self).complete(request)
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        (**self).stream(request, sink)
     }
 }

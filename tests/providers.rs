@@ -11,7 +11,8 @@ use resumable_agent::provider::anthropic::Anthropic;
 use resumable_agent::provider::openai::OpenAi;
 use resumable_agent::provider::{HttpModel, ReqwestClient, Retry};
 use resumable_agent::{
-    Agent, AgentError, Checkpoint, Content, ContentBlock, InterruptError, Model, ModelError, Outcome, StopReason, tool,
+    Agent, AgentError, Checkpoint, Content, ContentBlock, Event, Input, InterruptError, Model, ModelError, Outcome,
+    StopReason, tool,
 };
 use serde_json::{Value, json};
 
@@ -265,6 +266,80 @@ async fn both_providers_natively_through_every_scenario() {
         thought.checkpoint.messages[1].content,
         Content::Blocks(ref b) if matches!(b[0], ContentBlock::Thinking { .. }) && matches!(b[1], ContentBlock::RedactedThinking { .. })
     ));
+
+    // Streaming natively (reqwest chunks → SSE → deltas), for both wire formats.
+    for provider in ["anthropic", "openai"] {
+        let agent = model(provider, &server.base, 2);
+        let stream = |scenario: &'static str| {
+            let agent = agent();
+            async move {
+                let mut events: Vec<Value> = Vec::new();
+                let outcome = agent
+                    .run(Input::prompt(format!("scenario:{scenario}")), &mut |e: &Event<'_>| {
+                        events.push(serde_json::from_str(&e.to_json()).unwrap());
+                    })
+                    .await;
+                (events, outcome)
+            }
+        };
+        let deltas = |events: &[Value], kind: &str, key: &str| -> String {
+            let after = events
+                .iter()
+                .rposition(|e| e["type"] == "step-restart")
+                .map_or(0, |i| i + 1);
+            events[after..]
+                .iter()
+                .filter(|e| e["type"] == kind)
+                .map(|e| e[key].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let (events, outcome) = stream("text").await;
+        assert_eq!(
+            outcome.unwrap().assert_complete().unwrap().text,
+            "Hello from the model."
+        );
+        assert!(
+            events.iter().filter(|e| e["type"] == "text-delta").count() >= 2,
+            "{provider}: several deltas"
+        );
+        assert_eq!(deltas(&events, "text-delta", "text"), "Hello from the model.");
+
+        let (events, outcome) = stream("cutargs").await;
+        let done = outcome.unwrap().assert_complete().unwrap();
+        assert_eq!(done.text, r#"Found {"key":"a","value":"v-a"}."#, "{provider}");
+        assert_eq!(
+            events.iter().filter(|e| e["type"] == "step-restart").count(),
+            1,
+            "{provider}"
+        );
+        assert_eq!(
+            events.iter().filter(|e| e["type"] == "tool-call").count(),
+            1,
+            "{provider}"
+        );
+        let step1: Vec<Value> = events.iter().filter(|e| e["step"] == 1).cloned().collect();
+        let input: Value = serde_json::from_str(&deltas(&step1, "tool-call-delta", "inputDelta")).unwrap();
+        assert_eq!(input, json!({"key": "a"}));
+
+        let (_, outcome) = stream("alwayscut").await;
+        let err = outcome.unwrap_err();
+        let AgentError::Model {
+            source:
+                ModelError::Http {
+                    status: None,
+                    retryable: true,
+                    message,
+                    ..
+                },
+            checkpoint,
+        } = &err
+        else {
+            panic!("{provider}: expected a retryable stream error, got {err:?}")
+        };
+        assert!(message.contains("stream broke"), "{message}");
+        assert_eq!(checkpoint.messages.len(), 1);
+        everything += &format!("{err:?}");
+    }
 
     let recovered = model("openai", &server.base, 0)()
         .prompt("scenario:badargs")

@@ -4,10 +4,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{HttpRequest, WireFormat, join_url};
+use super::sse::SseEvent;
+use super::{HttpRequest, StreamedBody, WireFormat, join_url};
 use crate::error::ModelError;
 use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
-use crate::model::{ModelRequest, ModelResponse, StopReason};
+use crate::model::{Delta, DeltaSink, ModelRequest, ModelResponse, StopReason};
 
 /// The API version header this mapping speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -188,5 +189,159 @@ impl WireFormat for Anthropic {
         response.usage = usage;
         response.stop_reason = stop_reason;
         Ok(response)
+    }
+
+    fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {
+        Some(super::with_body_fields(
+            self.request(request),
+            &[("stream", Value::Bool(true))],
+        ))
+    }
+
+    /// The Messages API's stream: `message_start`, then per block `content_block_start`, its
+    /// `content_block_delta`s (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`) and
+    /// `content_block_stop`, then `message_delta` (stop reason, output tokens) and `message_stop`; `ping`
+    /// any time, `error` when the API fails mid-stream.
+    fn stream_event(
+        &self,
+        stream: &mut StreamedBody,
+        event: &SseEvent,
+        sink: &mut dyn DeltaSink,
+    ) -> Result<(), ModelError> {
+        if event.data.is_empty() || event.event.as_deref() == Some("ping") {
+            return Ok(());
+        }
+        let data = super::event_json("anthropic", event)?;
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event.event.as_deref())
+            .unwrap_or_default();
+        let index = data
+            .get("index")
+            .and_then(Value::as_u64)
+            .and_then(|i| usize::try_from(i).ok())
+            .unwrap_or_default();
+        match kind {
+            "message_start" => {
+                let mut message = data.get("message").cloned().unwrap_or_else(|| json!({}));
+                if let Some(m) = message.as_object_mut() {
+                    m.insert("content".into(), json!([]));
+                }
+                stream.body = message;
+            }
+            "content_block_start" => {
+                let block = data.get("content_block").cloned().unwrap_or(Value::Null);
+                stream.partial_mut(index).clear();
+                if let Some(blocks) = stream.body.get_mut("content").and_then(Value::as_array_mut) {
+                    if blocks.len() <= index {
+                        blocks.resize(index.saturating_add(1), Value::Null);
+                    }
+                    if let Some(slot) = blocks.get_mut(index) {
+                        *slot = block;
+                    }
+                }
+            }
+            "content_block_delta" => {
+                let delta = data.get("delta").cloned().unwrap_or(Value::Null);
+                let piece = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
+                let kind = delta.get("type").and_then(Value::as_str).unwrap_or_default();
+                if kind == "input_json_delta" {
+                    stream.partial_mut(index).push_str(piece("partial_json"));
+                }
+                let Some(block) = stream
+                    .body
+                    .get_mut("content")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|b| b.get_mut(index))
+                else {
+                    return Err(ModelError::InvalidResponse {
+                        path: format!("content[{index}]"),
+                        problem: "anthropic streamed a delta for a block it never started".into(),
+                    });
+                };
+                match kind {
+                    "text_delta" => {
+                        append(block, "text", piece("text"));
+                        sink.delta(Delta::Text(piece("text")));
+                    }
+                    "input_json_delta" => {
+                        let field = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default();
+                        sink.delta(Delta::ToolCall {
+                            id: field("id"),
+                            name: field("name"),
+                            input: piece("partial_json"),
+                        });
+                    }
+                    "thinking_delta" => append(block, "thinking", piece("thinking")),
+                    "signature_delta" => append(block, "signature", piece("signature")),
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let partial = stream.partial_mut(index).trim().to_owned();
+                let block = stream
+                    .body
+                    .get_mut("content")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|b| b.get_mut(index))
+                    .and_then(Value::as_object_mut);
+                if let Some(block) = block.filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
+                    // Input that does not parse stays text: the run refuses it as arguments that are not
+                    // a JSON object, and the model reads why.
+                    let input = if partial.is_empty() {
+                        json!({})
+                    } else {
+                        serde_json::from_str(&partial).unwrap_or(Value::String(partial))
+                    };
+                    block.insert("input".into(), input);
+                }
+            }
+            "message_delta" => {
+                let Some(body) = stream.body.as_object_mut() else {
+                    return Ok(());
+                };
+                if let Some(reason) = data.pointer("/delta/stop_reason").filter(|r| !r.is_null()) {
+                    body.insert("stop_reason".into(), reason.clone());
+                }
+                if let Some(usage) = data.get("usage").and_then(Value::as_object) {
+                    let total = body.entry("usage").or_insert_with(|| json!({}));
+                    if let Some(total) = total.as_object_mut() {
+                        for (k, v) in usage {
+                            total.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+            }
+            "message_stop" => stream.done = true,
+            "error" => {
+                let kind = data.pointer("/error/type").and_then(Value::as_str).unwrap_or_default();
+                let message = data.pointer("/error/message").and_then(Value::as_str).unwrap_or(kind);
+                let status = match kind {
+                    "overloaded_error" => Some(529),
+                    "api_error" => Some(500),
+                    "rate_limit_error" => Some(429),
+                    _ => None,
+                };
+                return Err(ModelError::Http {
+                    provider: "anthropic".into(),
+                    status,
+                    message: format!("the stream reported {kind}: {message}"),
+                    retryable: status.is_some(),
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Appends `piece` to the string field `key` of `block`.
+fn append(block: &mut Value, key: &str, piece: &str) {
+    if let Some(Value::String(s)) = block
+        .as_object_mut()
+        .map(|b| b.entry(key).or_insert_with(|| Value::String(String::new())))
+    {
+        s.push_str(piece);
     }
 }

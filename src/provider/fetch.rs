@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{HttpClient, HttpRequest, HttpResponse};
+use super::{BodySink, HttpClient, HttpRequest, HttpResponse};
 use crate::platform::MaybeSend;
 
 #[wasm_bindgen]
@@ -25,6 +25,18 @@ extern "C" {
     fn headers(this: &FetchResponse) -> FetchHeaders;
     #[wasm_bindgen(method, catch)]
     fn text(this: &FetchResponse) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, getter)]
+    fn body(this: &FetchResponse) -> Option<ReadableStream>;
+
+    type ReadableStream;
+    #[wasm_bindgen(method, js_name = getReader, catch)]
+    fn get_reader(this: &ReadableStream) -> Result<StreamReader, JsValue>;
+
+    type StreamReader;
+    #[wasm_bindgen(method, catch)]
+    fn read(this: &StreamReader) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method)]
+    fn cancel(this: &StreamReader) -> Promise;
 
     type FetchHeaders;
     #[wasm_bindgen(method)]
@@ -64,6 +76,90 @@ fn message(e: &JsValue) -> String {
 impl HttpClient for FetchClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
         async move {
+            let response = self.fetch(&request).await?;
+            let body = JsFuture::from(response.text().map_err(|e| message(&e))?)
+                .await
+                .map_err(|e| message(&e))?;
+            Ok(HttpResponse::new(
+                response.status(),
+                response.headers().get("retry-after"),
+                body.as_string().unwrap_or_default(),
+            ))
+        }
+    }
+
+    fn send_streaming<'a>(
+        &'a self,
+        request: HttpRequest,
+        body: &'a mut dyn BodySink,
+    ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
+        async move {
+            let response = self.fetch(&request).await?;
+            let status = response.status();
+            let retry_after = response.headers().get("retry-after");
+            let stream = match response.body() {
+                Some(stream) if (200..300).contains(&status) => stream,
+                _ => {
+                    let text = JsFuture::from(response.text().map_err(|e| message(&e))?)
+                        .await
+                        .map_err(|e| message(&e))?;
+                    return Ok(HttpResponse::new(
+                        status,
+                        retry_after,
+                        text.as_string().unwrap_or_default(),
+                    ));
+                }
+            };
+            let reader = stream.get_reader().map_err(|e| message(&e))?;
+            // Cancels the body when this future ends early (dropped, or the sink has enough).
+            let mut reader = CancelOnDrop(reader, true);
+            loop {
+                let read = JsFuture::from(reader.0.read().map_err(|e| message(&e))?).await;
+                let next = read.map_err(|e| {
+                    // A broken body is already closed: cancelling it would only reject.
+                    reader.1 = false;
+                    message(&e)
+                })?;
+                if Reflect::get(&next, &"done".into()).ok().and_then(|d| d.as_bool()) == Some(true) {
+                    reader.1 = false;
+                    break;
+                }
+                let value = Reflect::get(&next, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+                let bytes = js_sys::Uint8Array::new(&value).to_vec();
+                if !body.chunk(&bytes) {
+                    break;
+                }
+            }
+            Ok(HttpResponse::new(status, retry_after, String::new()))
+        }
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
+        let ms = duration.as_millis() as f64;
+        let promise = Promise::new(&mut |resolve, _| {
+            set_timeout(&resolve, ms);
+        });
+        async move {
+            let _ = JsFuture::from(promise).await;
+        }
+    }
+}
+
+/// A body reader cancelled when dropped while its body is still open (the flag).
+struct CancelOnDrop(StreamReader, bool);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = self.0.cancel();
+        }
+    }
+}
+
+impl FetchClient {
+    /// Starts `request`: the response once its headers arrived.
+    async fn fetch(&self, request: &HttpRequest) -> Result<FetchResponse, String> {
+        {
             let headers = Object::new();
             for (k, v) in &request.headers {
                 let _ = Reflect::set(&headers, &k.into(), &v.into());
@@ -71,7 +167,7 @@ impl HttpClient for FetchClient {
             let init = Object::new();
             let _ = Reflect::set(&init, &"method".into(), &"POST".into());
             let _ = Reflect::set(&init, &"headers".into(), &headers);
-            let _ = Reflect::set(&init, &"body".into(), &request.body.into());
+            let _ = Reflect::set(&init, &"body".into(), &request.body.as_str().into());
             let timeout = AbortSignal::abort_after(request.timeout.as_millis() as f64)
                 .ok()
                 .map(JsValue::from);
@@ -89,24 +185,7 @@ impl HttpClient for FetchClient {
                 .await
                 .map_err(|e| message(&e))?
                 .unchecked_into();
-            let body = JsFuture::from(response.text().map_err(|e| message(&e))?)
-                .await
-                .map_err(|e| message(&e))?;
-            Ok(HttpResponse::new(
-                response.status(),
-                response.headers().get("retry-after"),
-                body.as_string().unwrap_or_default(),
-            ))
-        }
-    }
-
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
-        let ms = duration.as_millis() as f64;
-        let promise = Promise::new(&mut |resolve, _| {
-            set_timeout(&resolve, ms);
-        });
-        async move {
-            let _ = JsFuture::from(promise).await;
+            Ok(response)
         }
     }
 }

@@ -12,6 +12,10 @@ use crate::platform::{MaybeSend, MaybeSync};
 
 pub mod anthropic;
 pub mod openai;
+pub mod sse;
+
+use crate::model::{Delta, DeltaSink};
+use sse::{SseEvent, SseParser};
 
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
 mod fetch;
@@ -60,12 +64,59 @@ impl HttpResponse {
     }
 }
 
+/// Receives a response body piece by piece as it arrives (a streamed answer).
+pub trait BodySink: MaybeSend {
+    /// The next bytes of the body (split anywhere). Returns false to stop reading: the rest is not wanted.
+    fn chunk(&mut self, bytes: &[u8]) -> bool;
+}
+
 /// Sends requests and waits; the only I/O a provider does.
 pub trait HttpClient: MaybeSend + MaybeSync {
     /// Sends `request`. `Err` is a network failure or a timeout, with a message.
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend;
     /// Waits `duration` (between retries).
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend;
+
+    /// Sends `request`; a 2xx body goes to `body` piece by piece as it arrives, and the response returned
+    /// has an empty body. Other answers come back whole, as from [`HttpClient::send`]. `Err` is a network
+    /// failure or timeout, also one in the middle of the body. The default reads the whole body first.
+    fn send_streaming<'a>(
+        &'a self,
+        request: HttpRequest,
+        body: &'a mut dyn BodySink,
+    ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a
+    where
+        Self: Sized,
+    {
+        async move {
+            let mut r = self.send(request).await?;
+            if (200..300).contains(&r.status) {
+                body.chunk(r.body.as_bytes());
+                r.body.clear();
+            }
+            Ok(r)
+        }
+    }
+}
+
+/// A streamed answer rebuilt, event by event, into the body the API would have answered without
+/// streaming, so one mapping ([`WireFormat::response`]) reads both.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct StreamedBody {
+    /// The body so far.
+    pub body: Value,
+    /// Per content block or tool call (by index): input JSON text received so far.
+    pub partial: std::collections::BTreeMap<usize, String>,
+    /// True once the stream said the answer is complete (`message_stop`, `[DONE]`).
+    pub done: bool,
+}
+
+impl StreamedBody {
+    /// The partial input text of entry `index`, created when missing.
+    pub fn partial_mut(&mut self, index: usize) -> &mut String {
+        self.partial.entry(index).or_default()
+    }
 }
 
 /// A provider's wire format: how a request is written and a response read. No I/O.
@@ -84,6 +135,88 @@ pub trait WireFormat: MaybeSend + MaybeSync {
         body.pointer("/error/message")
             .and_then(Value::as_str)
             .map(str::to_owned)
+    }
+
+    /// The request for `request` answered as server-sent events, or `None` when this format does not
+    /// stream (the model then answers whole).
+    fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {
+        let _ = request;
+        None
+    }
+
+    /// Folds one server-sent event of a streamed answer into `stream`, reporting its pieces to `sink`.
+    ///
+    /// # Errors
+    /// An error the stream reported, or an event that is not what the API documents.
+    fn stream_event(
+        &self,
+        stream: &mut StreamedBody,
+        event: &SseEvent,
+        sink: &mut dyn DeltaSink,
+    ) -> Result<(), ModelError> {
+        let _ = (stream, event, sink);
+        Ok(())
+    }
+}
+
+/// `request` with `fields` added to its JSON body (e.g. `"stream": true`).
+pub(crate) fn with_body_fields(mut request: HttpRequest, fields: &[(&str, Value)]) -> HttpRequest {
+    if let Ok(Value::Object(mut body)) = serde_json::from_str::<Value>(&request.body) {
+        for (k, v) in fields {
+            body.insert((*k).to_owned(), v.clone());
+        }
+        request.body = Value::Object(body).to_string();
+    }
+    request
+}
+
+/// The JSON of an event's data, or an error naming the provider.
+pub(crate) fn event_json(provider: &str, event: &SseEvent) -> Result<Value, ModelError> {
+    let text = crate::limits::repair_lone_surrogates(&event.data);
+    serde_json::from_str(&text).map_err(|e| ModelError::InvalidResponse {
+        path: String::new(),
+        problem: format!("{provider} streamed an event that is not JSON: {e}"),
+    })
+}
+
+/// Feeds a streamed body through the SSE parser and the wire format, keeping the first error.
+struct StreamReader<'s, W> {
+    wire: &'s W,
+    parser: SseParser,
+    events: Vec<SseEvent>,
+    stream: StreamedBody,
+    sink: &'s mut dyn DeltaSink,
+    error: Option<ModelError>,
+    /// Deltas may have been shown: a retry must say so.
+    started: bool,
+}
+
+impl<W: WireFormat> StreamReader<'_, W> {
+    fn take_events(&mut self) -> bool {
+        for event in std::mem::take(&mut self.events) {
+            self.started = true;
+            if let Err(e) = self.wire.stream_event(&mut self.stream, &event, &mut *self.sink) {
+                self.error = Some(e);
+                return false;
+            }
+        }
+        true
+    }
+}
+
+impl<W: WireFormat> BodySink for StreamReader<'_, W> {
+    fn chunk(&mut self, bytes: &[u8]) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if let Err(problem) = self.parser.push(bytes, &mut self.events) {
+            self.error = Some(ModelError::InvalidResponse {
+                path: String::new(),
+                problem,
+            });
+            return false;
+        }
+        self.take_events()
     }
 }
 
@@ -207,20 +340,102 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                         })?;
                         return self.wire.response(&body);
                     }
-                    Ok(r) => {
-                        let body: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
-                        let message = self.wire.error_message(&body).unwrap_or_else(|| r.body.clone());
-                        (self.http_error(&http, Some(r.status), &message), r.retry_after)
-                    }
+                    Ok(r) => self.status_error(&http, r),
                 };
-                let retryable = matches!(error, ModelError::Http { retryable: true, .. });
-                if !retryable || attempt >= self.retry.max_retries {
-                    return Err(error);
-                }
-                self.client.sleep(self.backoff(attempt, retry_after.as_deref())).await;
+                let wait = self.retry_wait(&error, attempt, retry_after.as_deref()).ok_or(error)?;
+                self.client.sleep(wait).await;
                 attempt += 1;
             }
         }
+    }
+
+    /// Streams the answer as server-sent events when the format can, reporting text and tool input to
+    /// `sink` as they arrive. Only a complete answer is returned: a stream that breaks or ends early is
+    /// retried like a failed request (after [`Delta::Restart`]), then fails with a retryable error.
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        let http = self.wire.stream_request(&request);
+        async move {
+            let Some(http) = http else {
+                return self.complete(request).await;
+            };
+            let mut attempt = 0;
+            let mut shown = false;
+            loop {
+                if shown {
+                    sink.delta(Delta::Restart);
+                }
+                let mut reader = StreamReader {
+                    wire: &self.wire,
+                    parser: SseParser::default(),
+                    events: Vec::new(),
+                    stream: StreamedBody::default(),
+                    sink: &mut *sink,
+                    error: None,
+                    started: false,
+                };
+                let sent = self.client.send_streaming(http.clone(), &mut reader).await;
+                if reader.error.is_none() {
+                    reader.parser.finish(&mut reader.events);
+                    reader.take_events();
+                }
+                shown = reader.started;
+                let (error, retry_after) = match (sent, reader.error.take()) {
+                    (_, Some(e)) => (self.redact_error(&http, e), None),
+                    (Err(network), None) => (
+                        self.http_error(&http, None, &format!("the stream broke: {network}")),
+                        None,
+                    ),
+                    (Ok(r), None) if (200..300).contains(&r.status) => {
+                        if reader.stream.done {
+                            return self.wire.response(&reader.stream.body);
+                        }
+                        let problem = "the stream ended before the answer was complete";
+                        (self.http_error(&http, None, problem), None)
+                    }
+                    (Ok(r), None) => self.status_error(&http, r),
+                };
+                let wait = self.retry_wait(&error, attempt, retry_after.as_deref()).ok_or(error)?;
+                self.client.sleep(wait).await;
+                attempt += 1;
+            }
+        }
+    }
+}
+
+impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
+    /// The error of a non-2xx answer, and its `retry-after`.
+    fn status_error(&self, http: &HttpRequest, r: HttpResponse) -> (ModelError, Option<String>) {
+        let body: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+        let message = self.wire.error_message(&body).unwrap_or_else(|| r.body.clone());
+        (self.http_error(http, Some(r.status), &message), r.retry_after)
+    }
+
+    /// An error a stream reported, with the request's secrets taken out of its message.
+    fn redact_error(&self, http: &HttpRequest, e: ModelError) -> ModelError {
+        match e {
+            ModelError::Http {
+                provider,
+                status,
+                message,
+                retryable,
+            } => ModelError::Http {
+                provider,
+                status,
+                message: self.redact(http, &message),
+                retryable,
+            },
+            other => other,
+        }
+    }
+
+    /// How long to wait before trying `error`'s request again, or `None` when it is not worth it.
+    fn retry_wait(&self, error: &ModelError, attempt: u32, retry_after: Option<&str>) -> Option<Duration> {
+        let retryable = matches!(error, ModelError::Http { retryable: true, .. });
+        (retryable && attempt < self.retry.max_retries).then(|| self.backoff(attempt, retry_after))
     }
 }
 

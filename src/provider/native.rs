@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::{HttpClient, HttpRequest, HttpResponse};
+use super::{BodySink, HttpClient, HttpRequest, HttpResponse};
 use crate::platform::MaybeSend;
 
 /// An [`HttpClient`] over a `reqwest::Client` (connection pooling included).
@@ -46,5 +46,41 @@ impl HttpClient for ReqwestClient {
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
         tokio::time::sleep(duration)
+    }
+
+    fn send_streaming<'a>(
+        &'a self,
+        request: HttpRequest,
+        body: &'a mut dyn BodySink,
+    ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
+        let mut builder = self
+            .client
+            .post(&request.url)
+            .timeout(request.timeout)
+            .header("accept", "text/event-stream")
+            .body(request.body);
+        for (k, v) in &request.headers {
+            builder = builder.header(k, v);
+        }
+        async move {
+            let mut response = builder.send().await.map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if !(200..300).contains(&status) {
+                let text = response.text().await.map_err(|e| e.to_string())?;
+                return Ok(HttpResponse::new(status, retry_after, text));
+            }
+            // Dropping the response (when the sink has enough) closes the connection.
+            while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+                if !body.chunk(&chunk) {
+                    break;
+                }
+            }
+            Ok(HttpResponse::new(status, retry_after, String::new()))
+        }
     }
 }

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{HttpRequest, WireFormat, join_url};
+use super::sse::SseEvent;
+use super::{HttpRequest, StreamedBody, WireFormat, join_url};
 use crate::error::ModelError;
 use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
-use crate::model::{ModelRequest, ModelResponse, StopReason};
+use crate::model::{Delta, DeltaSink, ModelRequest, ModelResponse, StopReason};
 
 /// Settings of the Chat Completions wire format.
 #[derive(Debug, Clone)]
@@ -239,4 +240,137 @@ impl WireFormat for OpenAi {
     fn response(&self, body: &Value) -> Result<ModelResponse, ModelError> {
         chat_response(body)
     }
+
+    fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {
+        let fields = [
+            ("stream", Value::Bool(true)),
+            ("stream_options", json!({"include_usage": true})),
+        ];
+        Some(super::with_body_fields(self.request(request), &fields))
+    }
+
+    fn stream_event(
+        &self,
+        stream: &mut StreamedBody,
+        event: &SseEvent,
+        sink: &mut dyn DeltaSink,
+    ) -> Result<(), ModelError> {
+        chat_stream_event("openai", stream, event, sink)
+    }
+}
+
+/// One Chat Completions chunk (`data: {"choices":[{"delta":…,"finish_reason":…}],"usage":…}`, then
+/// `data: [DONE]`) folded into the body a plain request would have answered.
+pub(crate) fn chat_stream_event(
+    provider: &str,
+    stream: &mut StreamedBody,
+    event: &SseEvent,
+    sink: &mut dyn DeltaSink,
+) -> Result<(), ModelError> {
+    let data = event.data.trim();
+    if data.is_empty() {
+        return Ok(());
+    }
+    if data == "[DONE]" {
+        stream.done = true;
+        return Ok(());
+    }
+    let chunk = super::event_json(provider, event)?;
+    if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("an error");
+        return Err(ModelError::Http {
+            provider: provider.to_owned(),
+            status: None,
+            message: format!("the stream reported: {message}"),
+            retryable: true,
+        });
+    }
+    if stream.body.is_null() {
+        stream.body = json!({"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": null}]});
+    }
+    let Some(body) = stream.body.as_object_mut() else {
+        return Ok(());
+    };
+    if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
+        body.insert("usage".into(), usage.clone());
+    }
+    let Some(choice) = chunk.pointer("/choices/0") else {
+        return Ok(());
+    };
+    let Some(out) = body
+        .get_mut("choices")
+        .and_then(|c| c.get_mut(0))
+        .and_then(Value::as_object_mut)
+    else {
+        return Ok(());
+    };
+    if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
+        out.insert("finish_reason".into(), reason.clone());
+        stream.done = true;
+    }
+    let Some(message) = out.get_mut("message").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    let delta = choice.get("delta").cloned().unwrap_or(Value::Null);
+    for key in ["content", "refusal"] {
+        if let Some(piece) = delta.get(key).and_then(Value::as_str).filter(|p| !p.is_empty()) {
+            let slot = message.entry(key).or_insert(Value::Null);
+            match slot {
+                Value::String(s) => s.push_str(piece),
+                other => *other = Value::String(piece.to_owned()),
+            }
+            if key == "content" {
+                sink.delta(Delta::Text(piece));
+            }
+        }
+    }
+    for (k, call) in delta
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let index = call
+            .get("index")
+            .and_then(Value::as_u64)
+            .and_then(|i| usize::try_from(i).ok())
+            .unwrap_or(k);
+        let calls = message.entry("tool_calls").or_insert_with(|| json!([])).as_array_mut();
+        let Some(calls) = calls else { continue };
+        while calls.len() <= index {
+            calls.push(json!({"id": "", "type": "function", "function": {"name": "", "arguments": ""}}));
+        }
+        let Some(entry) = calls.get_mut(index) else { continue };
+        if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if let Some(e) = entry.as_object_mut() {
+                e.insert("id".into(), id.into());
+            }
+        }
+        let piece = call
+            .pointer("/function/arguments")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Some(f) = entry.get_mut("function").and_then(Value::as_object_mut) {
+            if let Some(name) = call
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                f.insert("name".into(), name.into());
+            }
+            if let Some(Value::String(args)) = f.get_mut("arguments") {
+                args.push_str(piece);
+            }
+        }
+        if !piece.is_empty() {
+            let field = |p: &str| entry.pointer(p).and_then(Value::as_str).unwrap_or_default();
+            sink.delta(Delta::ToolCall {
+                id: field("/id"),
+                name: field("/function/name"),
+                input: piece,
+            });
+        }
+    }
+    Ok(())
 }

@@ -356,4 +356,20 @@ impl Model for JsModel {
             response_of(&response)
         }
     }
+
+    /// A script's answers play back as deltas (text word by word); a model function's arrive whole.
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn crate::model::DeltaSink,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        async move {
+            let scripted = matches!(self.callee, Callee::Script(_));
+            let response = self.complete(request).await?;
+            if scripted {
+                crate::model::stream_words(&response, sink);
+            }
+            Ok(response)
+        }
+    }
 }

@@ -213,15 +213,19 @@ pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>, given:
             ("checkpoint", to_js_checkpoint(&i.checkpoint)),
             ("interrupts", to_js(i.interrupts())),
         ]),
-        Outcome::Complete(r) => fields(&[
-            ("text", JsValue::from_str(&r.text)),
-            ("usage", to_js(&r.checkpoint.usage)),
-            // Separate objects from the checkpoint's: changing one cannot alter the other.
-            ("messages", messages.unwrap_or_else(|| to_js(&r.checkpoint.messages))),
-            ("checkpoint", to_js_checkpoint(&r.checkpoint)),
-            ("iterations", r.checkpoint.iterations.into()),
-            ("structured", r.structured().map_or(JsValue::UNDEFINED, to_js)),
-        ]),
+        Outcome::Complete(r) => {
+            let mut pairs = vec![
+                ("text", JsValue::from_str(&r.text)),
+                ("usage", to_js(&r.checkpoint.usage)),
+                // Separate objects from the checkpoint's: changing one cannot alter the other.
+                ("messages", messages.unwrap_or_else(|| to_js(&r.checkpoint.messages))),
+                ("checkpoint", to_js_checkpoint(&r.checkpoint)),
+                ("iterations", r.checkpoint.iterations.into()),
+            ];
+            // Only with an output schema: a result stays the plain JSON its `done` event carries.
+            pairs.extend(r.structured().map(|v| ("structured", to_js(v))));
+            fields(&pairs)
+        }
     }
 }
 

@@ -301,6 +301,19 @@ impl Model for SpecModel {
             }
         }
     }
+
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn crate::model::DeltaSink,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        async move {
+            match self {
+                SpecModel::Js(m) => m.stream(request, sink).await,
+                SpecModel::Provider(m) => m.stream(request, sink).await,
+            }
+        }
+    }
 }
 
 impl Parts {

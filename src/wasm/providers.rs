@@ -214,6 +214,20 @@ impl Model for Provider {
             }
         }
     }
+
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn crate::model::DeltaSink,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        async move {
+            match self {
+                Provider::Anthropic(m) => m.stream(request, sink).await,
+                Provider::OpenAi(m) => m.stream(request, sink).await,
+                Provider::WorkersAi(m) => m.stream(request, sink).await,
+            }
+        }
+    }
 }
 
 /// `providerComplete(spec, request)`: one model call, for a provider used as a plain function.

@@ -136,8 +136,11 @@ describe('events', () => {
   test('stream(): the event sequence of a three-step run; done carries what prompt() returns; events are plain JSON', async () => {
     const events = [];
     for await (const e of agent({ tools: gatedTools([]), model: threeSteps() }).stream({ prompt: 'go' })) events.push(e);
-    const step = ['step-start', 'step-finish', 'checkpoint', 'tool-call', 'tool-result', 'checkpoint'];
-    assert.deepEqual(events.map((e) => e.type), ['checkpoint', ...step, ...step, 'step-start', 'step-finish', 'checkpoint', 'done']);
+    // The scripted model streams: each call's input as one tool-call-delta, text word by word.
+    const step = ['step-start', 'tool-call-delta', 'step-finish', 'checkpoint', 'tool-call', 'tool-result', 'checkpoint'];
+    assert.deepEqual(events.map((e) => e.type), ['checkpoint', ...step, ...step, 'step-start', 'text-delta', 'step-finish', 'checkpoint', 'done']);
+    assert.deepEqual(events[2], { type: 'tool-call-delta', step: 1, id: 'l1', toolName: 'lookup', inputDelta: '{"key":"a"}' });
+    assert.deepEqual(events.at(-4), { type: 'text-delta', step: 3, text: 'fin' });
     for (const e of events) assert.deepEqual(JSON.parse(JSON.stringify(e)), e);
     const plain = await agent({ tools: gatedTools([]), model: threeSteps() }).prompt('go');
     const done = events.at(-1).result;
@@ -145,8 +148,8 @@ describe('events', () => {
     assert.deepEqual(done.messages, plain.messages);
     assert.deepEqual(events[1], { type: 'step-start', step: 1 });
     assert.deepEqual(events.at(-3), { type: 'step-finish', step: 3, content: [{ type: 'text', text: 'fin' }], usage: { inputTokens: 2, outputTokens: 1 } });
-    assert.deepEqual(events[4], { type: 'tool-call', id: 'l1', toolName: 'lookup', input: { key: 'a' } });
-    assert.deepEqual(events[5], { type: 'tool-result', id: 'l1', toolName: 'lookup', content: 'v-a' });
+    assert.deepEqual(events[5], { type: 'tool-call', id: 'l1', toolName: 'lookup', input: { key: 'a' } });
+    assert.deepEqual(events[6], { type: 'tool-result', id: 'l1', toolName: 'lookup', content: 'v-a' });
     const viaCallback = [];
     await agent({ tools: gatedTools([]), model: threeSteps() }).prompt('go', { onEvent: (e) => viaCallback.push(e.type) });
     assert.deepEqual(viaCallback, events.slice(0, -1).map((e) => e.type));

@@ -152,6 +152,85 @@ for (const provider of ['anthropic', 'openai']) {
   });
 }
 
+for (const provider of ['anthropic', 'openai']) {
+  describe(`${provider} streaming`, () => {
+    const streamed = async (scenario, extra) => {
+      const events = [];
+      const s = makeAgent(provider, base, API_KEY, extra).stream({ prompt: `scenario:${scenario}` });
+      for await (const e of s) events.push(e);
+      const result = await s.result.catch((e) => e);
+      seen.push(result, events);
+      const last = requestsFor(scenario).filter((q) => q.provider === provider).at(-1);
+      return { events, result, last };
+    };
+    const deltas = (events, type, key) => {
+      const after = events.findLastIndex((e) => e.type === 'step-restart');
+      return events.slice(after + 1).filter((e) => e.type === type).map((e) => e[key]);
+    };
+
+    test('text arrives as text-delta events that add up to the answer; plain prompt() does not stream', async () => {
+      const { events, result, last } = await streamed('text');
+      assert.equal(last.body.stream, true);
+      const texts = deltas(events, 'text-delta', 'text');
+      assert.ok(texts.length >= 2, `several deltas: ${JSON.stringify(texts)}`);
+      assert.equal(texts.join(''), 'Hello from the model.');
+      assert.equal(result.text, 'Hello from the model.');
+      assert.deepEqual(result.usage, { inputTokens: 100, outputTokens: 10 }, 'usage from the stream');
+      const order = events.map((e) => e.type);
+      assert.ok(order.indexOf('text-delta') > order.indexOf('step-start') && order.indexOf('text-delta') < order.indexOf('step-finish'));
+      await makeAgent(provider, base, API_KEY).prompt('scenario:text');
+      assert.equal(requestsFor('text').filter((q) => q.provider === provider).at(-1).body.stream, undefined);
+    });
+
+    test('a tool call\'s input arrives as tool-call-delta events; the call runs once, with the whole input', async () => {
+      const { events, result } = await streamed('tool');
+      const pieces = deltas(events.filter((e) => e.step === 1), 'tool-call-delta', 'inputDelta');
+      assert.ok(pieces.length >= 2);
+      assert.deepEqual(JSON.parse(pieces.join('')), { key: 'a' });
+      const first = events.find((e) => e.type === 'tool-call-delta');
+      assert.equal(first.toolName, 'lookup');
+      assert.equal(events.filter((e) => e.type === 'tool-call').length, 1);
+      assert.equal(result.text, 'Found {"key":"a","value":"v-a"}.');
+    });
+
+    test('a stream cut mid-text is retried after step-restart; the checkpoint never holds half an answer', async () => {
+      const { events, result } = await streamed('cutstream');
+      assert.equal(events.filter((e) => e.type === 'step-restart').length, 1);
+      assert.equal(deltas(events, 'text-delta', 'text').join(''), 'A streamed answer that arrives whole.');
+      assert.equal(result.text, 'A streamed answer that arrives whole.');
+      for (const e of events.filter((x) => x.type === 'checkpoint')) {
+        assert.ok(e.checkpoint.messages.every((m) => m.role !== 'assistant' || JSON.stringify(m.content).includes('whole')), 'no partial answer in any checkpoint');
+      }
+    });
+
+    test('a stream cut in the middle of a tool call\'s arguments: the call does not run until a whole answer came', async () => {
+      const { events, result } = await streamed('cutargs');
+      assert.equal(events.filter((e) => e.type === 'step-restart').length, 1);
+      assert.equal(events.filter((e) => e.type === 'tool-call').length, 1, 'the cut call never ran');
+      assert.equal(result.text, 'Found {"key":"a","value":"v-a"}.');
+      assert.equal(result.checkpoint.messages.length, 4);
+    });
+
+    test('a stream that always breaks ends in a retryable ModelError with the checkpoint before the call', async () => {
+      const { events, result } = await streamed('alwayscut', { maxRetries: 1 });
+      assert.ok(result instanceof ModelError, String(result));
+      assert.equal(result.retryable, true);
+      assert.equal(result.status, null);
+      assert.match(result.message, /stream broke/);
+      assert.equal(result.checkpoint.messages.length, 1);
+      assert.equal(events.at(-1).type, 'error');
+      assert.equal(events.filter((e) => e.type === 'step-restart').length, 1, 'one retry');
+    });
+
+    test('stop reasons read from the stream: max_tokens is a ModelError, nothing recorded', async () => {
+      const { result } = await streamed('alwaysmax');
+      assert.ok(result instanceof ModelError, String(result));
+      assert.equal(result.stopReason, 'max_tokens');
+      assert.equal(result.checkpoint.messages.length, 1);
+    });
+  });
+}
+
 test('anthropic: thinking and redacted_thinking blocks are kept and sent back unchanged before the tool_use', async () => {
   const r = await makeAgent('anthropic', base, API_KEY).prompt('scenario:thinking');
   seen.push(r.checkpoint);

@@ -118,6 +118,11 @@ function script(scenario, turn, toolTexts) {
   switch (scenario) {
     case 'text': return { text: 'Hello from the model.' };
     case 'thinking': return { text: 'No thinking here.' };
+    case 'cutstream':
+    case 'alwayscut':
+      return { text: 'A streamed answer that arrives whole.' };
+    case 'cutargs':
+      return turn === 0 ? { text: 'Looking it up.', calls: [['lookup', { key: 'a' }]] } : { text: `Found ${toolTexts.at(-1)}.` };
     case 'structured': // an answer missing a required field, then the corrected one
       return turn === 0 ? { calls: [['final_answer', { city: 'Paris' }]] } : { calls: [['final_answer', { city: 'Paris', population: 2102650 }]] };
     case 'tool': return turn === 0 ? { calls: [['lookup', { key: 'a' }]] } : { text: `Found ${toolTexts.at(-1)}.` };
@@ -142,7 +147,8 @@ function stopScenario(provider, scenario, n, turn, body, errors) {
   const text = (t, stop) => (a ? anthropicMessage([{ type: 'text', text: t }], turn, stop) : openAiCompletion({ content: t }, turn, stop));
   switch (scenario) {
     case 'cut':
-      if (n > 1) return text('Complete answer.', a ? 'end_turn' : 'stop');
+    case 'alwaysmax':
+      if (n > 1 && scenario === 'cut') return text('Complete answer.', a ? 'end_turn' : 'stop');
       return a
         ? anthropicMessage([{ type: 'text', text: 'Let me look' }, { type: 'tool_use', id: 'toolu_cut', name: 'lookup', input: {} }], turn, 'max_tokens')
         : openAiCompletion({ content: 'Let me look', tool_calls: [{ id: 'call_cut', type: 'function', function: { name: 'lookup', arguments: '{"key": "' } }] }, turn, 'length');
@@ -168,6 +174,81 @@ function stopScenario(provider, scenario, n, turn, body, errors) {
     }
     default: return null;
   }
+}
+
+// ---- streaming: the same answers as server-sent events, in each vendor's documented format ------------
+
+/** Splits `text` into about three pieces (so a delta never carries a whole answer). */
+function pieces(text) {
+  if (text.length < 3) return text ? [text] : [];
+  const a = Math.ceil(text.length / 3);
+  return [text.slice(0, a), text.slice(a, 2 * a), text.slice(2 * a)];
+}
+
+/** An Anthropic Messages body as its stream: [eventName, data, tag] frames. */
+function anthropicFrames(message) {
+  const frames = [['message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } }]];
+  frames.push(['ping', { type: 'ping' }]);
+  message.content.forEach((block, index) => {
+    const start = block.type === 'text' ? { type: 'text', text: '' }
+      : block.type === 'tool_use' ? { ...block, input: {} }
+        : block.type === 'thinking' ? { type: 'thinking', thinking: '', signature: '' }
+          : block;
+    frames.push(['content_block_start', { type: 'content_block_start', index, content_block: start }]);
+    if (block.type === 'text') {
+      for (const t of pieces(block.text)) frames.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: t } }, 'text']);
+    } else if (block.type === 'tool_use') {
+      for (const j of pieces(JSON.stringify(block.input))) frames.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: j } }, 'args']);
+    } else if (block.type === 'thinking') {
+      for (const t of pieces(block.thinking)) frames.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: t } }]);
+      frames.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } }]);
+    }
+    frames.push(['content_block_stop', { type: 'content_block_stop', index }]);
+  });
+  frames.push(['message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } }]);
+  frames.push(['message_stop', { type: 'message_stop' }]);
+  return frames;
+}
+
+/** A Chat Completions body as its stream of chunks, with include_usage, then [DONE]. */
+function openAiFrames(completion) {
+  const { message, finish_reason: finish } = completion.choices[0];
+  const chunk = (delta, finishReason = null) => ({ id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+  const frames = [[null, chunk({ role: 'assistant', content: '' })]];
+  for (const t of pieces(message.content ?? '')) frames.push([null, chunk({ content: t }), 'text']);
+  if (message.refusal) frames.push([null, chunk({ refusal: message.refusal })]);
+  (message.tool_calls ?? []).forEach((c, index) => {
+    frames.push([null, chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] })]);
+    for (const a of pieces(c.function.arguments)) frames.push([null, chunk({ tool_calls: [{ index, function: { arguments: a } }] }), 'args']);
+  });
+  frames.push([null, chunk({}, finish)]);
+  frames.push([null, { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model, choices: [], usage: completion.usage }]);
+  frames.push([null, '[DONE]']);
+  return frames;
+}
+
+/**
+ * Answers `payload` (a non-streamed body) as server-sent events. `cutAt` ('text' or 'args') closes the
+ * connection right after the first frame with that tag: a stream broken mid-answer.
+ */
+async function sendStream(res, provider, payload, cutAt) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const write = (text) => new Promise((resolve) => res.write(text, resolve));
+  const frames = provider === 'anthropic' ? anthropicFrames(payload) : openAiFrames(payload);
+  for (const [name, data, tag] of frames) {
+    const text = `${name ? `event: ${name}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+    // Each frame in two writes: a reader must join lines split anywhere.
+    const half = Math.floor(text.length / 2);
+    await write(text.slice(0, half));
+    await write(text.slice(half));
+    if (cutAt && tag === cutAt) {
+      // Flushed, and given time to arrive, before the connection breaks.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      res.socket.destroy();
+      return;
+    }
+  }
+  res.end();
 }
 
 const textOf = (content) => (typeof content === 'string' ? content : content.filter((b) => b.type === 'text').map((b) => b.text).join(' '));
@@ -208,8 +289,15 @@ export function startServer() {
         ? { type: 'error', error: { type: 'api_error', message: `Internal server error (key ${API_KEY})` } }
         : { error: { message: `The server had an error (key ${API_KEY})`, type: 'server_error', code: null } });
     }
+    // A streamed request gets the same answer as events; the cut scenarios break the first stream.
+    const answer = (payload) => {
+      if (!body.stream) return send(200, payload);
+      if (provider === 'openai' && body.stream_options?.include_usage !== true) state.errors.push('openai: stream without stream_options.include_usage');
+      const cutAt = (scenario === 'cutstream' && n === 1) || scenario === 'alwayscut' ? 'text' : scenario === 'cutargs' && n === 1 ? 'args' : null;
+      return sendStream(res, provider, payload, cutAt);
+    };
     const stopped = stopScenario(provider, scenario, n, turn, body, state.errors);
-    if (stopped) return send(200, stopped);
+    if (stopped) return answer(stopped);
     const toolTexts = provider === 'anthropic'
       ? body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').map((b) => (b.is_error ? `error: ${b.content}` : b.content))
       : body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
@@ -219,7 +307,7 @@ export function startServer() {
       const content = [];
       if (step.text) content.push({ type: 'text', text: step.text });
       calls.forEach(([name, input], k) => content.push({ type: 'tool_use', id: `toolu_0${turn}${k}XYZ`, name, input: typeof input === 'string' ? {} : input }));
-      return send(200, anthropicMessage(content, turn, calls.length ? 'tool_use' : 'end_turn'));
+      return answer(anthropicMessage(content, turn, calls.length ? 'tool_use' : 'end_turn'));
     }
     const message = { content: step.text ?? null };
     if (calls.length) {
@@ -227,7 +315,7 @@ export function startServer() {
         id: `call_${turn}${k}abc`, type: 'function', function: { name, arguments: typeof input === 'string' ? input : JSON.stringify(input) },
       }));
     }
-    return send(200, openAiCompletion(message, turn, calls.length ? 'tool_calls' : 'stop'));
+    return answer(openAiCompletion(message, turn, calls.length ? 'tool_calls' : 'stop'));
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, state, port: server.address().port })));
 }

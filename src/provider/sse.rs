@@ -1,0 +1,148 @@
+//! Server-sent events, parsed incrementally from the bytes of a response body as they arrive (the
+//! WHATWG format: `event:` and `data:` fields, a blank line ends an event, `:` starts a comment).
+
+/// One event: its `event:` name (if any) and its `data:` lines joined with `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field, if the server named the event.
+    pub event: Option<String>,
+    /// The `data:` lines, joined with `\n`.
+    pub data: String,
+}
+
+/// The longest line kept while waiting for its end: a server that never ends a line cannot exhaust memory.
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Turns chunks of bytes (split anywhere, even inside a UTF-8 character) into events.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    line: Vec<u8>,
+    event: Option<String>,
+    data: String,
+    has_data: bool,
+}
+
+impl SseParser {
+    /// Feeds `chunk`, appending every event it completes to `out`.
+    ///
+    /// # Errors
+    /// A line longer than the bound.
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), String> {
+        for &b in chunk {
+            if b == b'\n' {
+                let mut line = std::mem::take(&mut self.line);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                self.line_done(&String::from_utf8_lossy(&line), out);
+            } else {
+                if self.line.len() >= MAX_LINE_BYTES {
+                    return Err(format!(
+                        "a server-sent event line is longer than {MAX_LINE_BYTES} bytes"
+                    ));
+                }
+                self.line.push(b);
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the body: a last event without its blank line still counts.
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&String::from_utf8_lossy(&line), out);
+        }
+        self.line_done("", out);
+    }
+
+    fn line_done(&mut self, line: &str, out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            if self.has_data || self.event.is_some() {
+                out.push(SseEvent {
+                    event: self.event.take(),
+                    data: std::mem::take(&mut self.data),
+                });
+            }
+            self.has_data = false;
+            return;
+        }
+        if line.starts_with(':') {
+            return;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "event" => self.event = Some(value.to_owned()),
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            _ => {} // id, retry, and unknown fields carry nothing a model stream needs
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut p = SseParser::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            p.push(c, &mut out).unwrap_or_default();
+        }
+        p.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn events_split_anywhere_arrive_whole() {
+        let text = "event: message_start\ndata: {\"a\":1}\n\n: a comment\nevent: delta\r\ndata: caf\u{e9} \u{2615}\r\ndata: second line\r\n\r\ndata: [DONE]\n\n";
+        let whole = parse(&[text.as_bytes()]);
+        assert_eq!(
+            whole,
+            vec![
+                SseEvent {
+                    event: Some("message_start".into()),
+                    data: "{\"a\":1}".into()
+                },
+                SseEvent {
+                    event: Some("delta".into()),
+                    data: "caf\u{e9} \u{2615}\nsecond line".into()
+                },
+                SseEvent {
+                    event: None,
+                    data: "[DONE]".into()
+                },
+            ]
+        );
+        // Every split point, including inside the UTF-8 of é and ☕, gives the same events.
+        let bytes = text.as_bytes();
+        for i in 0..bytes.len() {
+            assert_eq!(parse(&[&bytes[..i], &bytes[i..]]), whole, "split at {i}");
+        }
+        let one_by_one: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(parse(&one_by_one), whole);
+    }
+
+    #[test]
+    fn a_last_event_without_its_blank_line_counts_and_endless_lines_are_refused() {
+        assert_eq!(
+            parse(&[b"data: x"]),
+            vec![SseEvent {
+                event: None,
+                data: "x".into()
+            }]
+        );
+        let mut p = SseParser::default();
+        let long = vec![b'a'; MAX_LINE_BYTES + 1];
+        assert!(p.push(&long, &mut Vec::new()).is_err());
+    }
+}
