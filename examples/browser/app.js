@@ -33,6 +33,10 @@ const config = {
 
 const $ = (id) => document.getElementById(id);
 let current = location.hash.slice(1) || null;
+// `?worker=http://127.0.0.1:8787`: the agent runs in that Worker (examples/worker-js, POST /stream) and this
+// page shows its events as they arrive; without it, the agent runs in this tab.
+const worker = new URLSearchParams(location.search).get('worker');
+window.__deltas = []; // every text-delta shown, for the page test
 
 function bubble(kind, text) {
   const li = document.createElement('li');
@@ -95,13 +99,86 @@ async function select(id) {
   $('input').focus();
 }
 
+/**
+ * Shows a run's events as they arrive: text as the model writes it, the question the moment the run
+ * pauses. Returns the last event (`done` or `error`).
+ */
+async function show(events) {
+  let live = null;
+  let last = null;
+  for await (const e of events) {
+    last = e;
+    if (e.type === 'step-start') live = null;
+    else if (e.type === 'text-delta') {
+      if (!live) {
+        live = document.createElement('li');
+        live.className = 'assistant live';
+        $('chat').append(live);
+      }
+      live.textContent += e.text;
+      window.__deltas.push(e.text);
+      document.body.dataset.state = 'streaming';
+    } else if (e.type === 'step-restart' && live) live.textContent = '';
+    else if (e.type === 'interrupt') {
+      bubble('assistant question', e.question);
+      $('status').textContent = `Waiting for your answer: ${e.question}`;
+      document.body.dataset.state = 'paused';
+    }
+  }
+  return last;
+}
+
+/** POST /stream to the Worker; its server-sent events as objects like the package's own events. */
+async function* workerEvents(body) {
+  const res = await fetch(`${worker}/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) {
+    yield { type: 'error', error: { message: (await res.json()).error } };
+    return;
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += value;
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const type = /^event: (.*)$/m.exec(frame)?.[1];
+      const data = JSON.parse(/^data: (.*)$/m.exec(frame)?.[1] ?? 'null');
+      yield type === 'error' ? { type, error: { message: data.error } } : { type, ...data };
+    }
+  }
+}
+
+async function sendToWorker(text) {
+  const id = current ?? `plan-${Math.random().toString(36).slice(2, 10)}`;
+  const waiting = document.body.dataset.state === 'paused';
+  bubble('user', text);
+  $('status').textContent = 'Thinking…';
+  const last = await show(workerEvents(waiting ? { sessionId: id, answer: text } : { sessionId: id, message: text }));
+  current = id;
+  history.replaceState(null, '', `${location.search}#${id}`);
+  if (last?.type === 'done' && last.answer !== undefined) {
+    $('status').textContent = 'Done — send another message to continue.';
+    document.body.dataset.state = 'complete';
+  } else if (last?.type === 'error') {
+    $('status').textContent = `Error: ${last.error.message}`;
+    document.body.dataset.state = 'error';
+  }
+}
+
 async function send(text) {
+  if (worker) return sendToWorker(text);
   const id = current ?? `plan-${new Date().toISOString().slice(11, 19).replaceAll(':', '')}-${Math.random().toString(36).slice(2, 6)}`;
   const existing = current ? await saver.get(current) : null;
   const session = agent(config).session(saver, id, { keepCompleted: true });
   $('status').textContent = 'Thinking…';
+  bubble('user', text);
+  const stream = session.stream(existing?.pendingToolUseId ? { answer: text } : { prompt: text });
+  await show(stream);
   try {
-    const result = existing?.pendingToolUseId ? await session.reply(text) : await session.prompt(text);
+    const result = await stream.result;
     current = id;
     history.replaceState(null, '', `#${id}`);
     render(result.checkpoint);
@@ -125,7 +202,14 @@ $('composer').addEventListener('submit', (e) => {
 $('new').onclick = () => select(null);
 channel.onmessage = () => renderSessions();
 
-// After a reload: reopen the session in the address, else the latest one still waiting for an answer.
-if (!current) current = (await listSessions(saver)).filter((s) => s.interrupted).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0))[0]?.key ?? null;
-await select(current);
+if (worker) {
+  // The Worker keeps the sessions; this page shows the one it is talking to.
+  document.querySelector('aside').hidden = true;
+  $('status').textContent = `Talking to the agent in ${worker}`;
+  document.body.dataset.state = 'empty';
+} else {
+  // After a reload: reopen the session in the address, else the latest one still waiting for an answer.
+  if (!current) current = (await listSessions(saver)).filter((s) => s.interrupted).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0))[0]?.key ?? null;
+  await select(current);
+}
 document.body.dataset.ready = 'true';

@@ -43,11 +43,17 @@ extern "C" {
     fn get(this: &FetchHeaders, name: &str) -> Option<String>;
 
     type AbortSignal;
-    #[wasm_bindgen(static_method_of = AbortSignal, js_name = timeout, catch)]
-    fn abort_after(ms: f64) -> Result<AbortSignal, JsValue>;
+
+    type AbortController;
+    #[wasm_bindgen(constructor, catch)]
+    fn new() -> Result<AbortController, JsValue>;
+    #[wasm_bindgen(method, getter)]
+    fn signal(this: &AbortController) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(id: &JsValue);
 }
 
-/// The host's `fetch`, with `AbortSignal.timeout` for the request timeout and `setTimeout` for backoff.
+/// The host's `fetch`, with an abort timer for the request timeout and `setTimeout` for backoff.
 #[derive(Debug, Clone, Default)]
 pub struct FetchClient {
     signal: Option<JsValue>,
@@ -76,7 +82,7 @@ fn message(e: &JsValue) -> String {
 impl HttpClient for FetchClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
         async move {
-            let response = self.fetch(&request).await?;
+            let (response, _timer) = self.fetch(&request).await?;
             let body = JsFuture::from(response.text().map_err(|e| message(&e))?)
                 .await
                 .map_err(|e| message(&e))?;
@@ -94,7 +100,7 @@ impl HttpClient for FetchClient {
         body: &'a mut dyn BodySink,
     ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
         async move {
-            let response = self.fetch(&request).await?;
+            let (response, _timer) = self.fetch(&request).await?;
             let status = response.status();
             let retry_after = response.headers().get("retry-after");
             let stream = match response.body() {
@@ -156,9 +162,36 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// The timer that aborts a request after its timeout, cleared when the request is over (dropped). Not
+/// `AbortSignal.timeout`: its timer (and the signal) would stay alive for the whole timeout after every
+/// request, ~0.9 KB each, which a busy isolate notices.
+struct AbortTimer {
+    signal: JsValue,
+    id: JsValue,
+}
+
+impl AbortTimer {
+    fn start(ms: f64) -> Option<Self> {
+        let controller = AbortController::new().ok()?;
+        let abort: js_sys::Function = Reflect::get(&controller, &"abort".into()).ok()?.dyn_into().ok()?;
+        let id = set_timeout(&abort.bind0(&controller), ms);
+        Some(AbortTimer {
+            signal: controller.signal(),
+            id,
+        })
+    }
+}
+
+impl Drop for AbortTimer {
+    fn drop(&mut self) {
+        clear_timeout(&self.id);
+    }
+}
+
 impl FetchClient {
-    /// Starts `request`: the response once its headers arrived.
-    async fn fetch(&self, request: &HttpRequest) -> Result<FetchResponse, String> {
+    /// Starts `request`: the response once its headers arrived, and the timer that aborts it (keep it
+    /// until the body is read).
+    async fn fetch(&self, request: &HttpRequest) -> Result<(FetchResponse, Option<AbortTimer>), String> {
         {
             let headers = Object::new();
             for (k, v) in &request.headers {
@@ -168,9 +201,8 @@ impl FetchClient {
             let _ = Reflect::set(&init, &"method".into(), &"POST".into());
             let _ = Reflect::set(&init, &"headers".into(), &headers);
             let _ = Reflect::set(&init, &"body".into(), &request.body.as_str().into());
-            let timeout = AbortSignal::abort_after(request.timeout.as_millis() as f64)
-                .ok()
-                .map(JsValue::from);
+            let timer = AbortTimer::start(request.timeout.as_millis() as f64);
+            let timeout = timer.as_ref().map(|t| t.signal.clone());
             let signal = match (timeout, &self.signal) {
                 (Some(t), Some(s)) => AbortSignal::any_of(&js_sys::Array::of2(&t, s))
                     .ok()
@@ -185,7 +217,7 @@ impl FetchClient {
                 .await
                 .map_err(|e| message(&e))?
                 .unchecked_into();
-            Ok(response)
+            Ok((response, timer))
         }
     }
 }

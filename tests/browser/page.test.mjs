@@ -73,6 +73,10 @@ test('start → question → reload → the question is still there → answer �
   assert.ok(durabilities.length >= 1);
   assert.deepEqual([...new Set(durabilities)], ['strict'], 'every save is a strict-durability write');
   assert.equal((await chatTexts(page)).at(-1), 'Here is the plan for "Launch the new website": design, build and test, done by the end of June.');
+  // The answer streamed in (the in-tab scripted model plays it back word by word) before the page re-rendered.
+  const deltas = await page.evaluate(() => window.__deltas);
+  assert.ok(deltas.length > 5);
+  assert.equal(deltas.join(''), 'Here is the plan for "Launch the new website": design, build and test, done by the end of June.');
   assert.deepEqual(await listed(page), ['Done (4 messages)']);
   assert.deepEqual(errors, []);
   await context.close();

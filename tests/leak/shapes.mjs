@@ -57,7 +57,42 @@ const signedText = JSON.stringify(signedPaused.checkpoint);
 const forgedText = signedText.replace('"iterations":1', '"iterations":0');
 const stuck = { get: () => new Promise(() => {}), put: async () => {}, delete: async () => {} };
 
+// A streamed Chat Completions answer, served by a fetch stand-in (a Response over the SSE text: reading it
+// settles in microtasks, so the loop still never yields).
+const chunk = (delta, finish = null) => JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] });
+const sseText = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello ' }), chunk({ content: 'there.' }), chunk({}, 'stop'),
+  JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } }), '[DONE]'].map((d) => `data: ${d}\n\n`).join('');
+const streamingProvider = openai({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9/v1' });
+const realFetch = globalThis.fetch;
+const fakeFetch = async () => new Response(sseText, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+const cityOutput = (s) => ({ city: s.string().required() });
+
 export const SHAPES = {
+  'stream-provider': async () => {
+    globalThis.fetch = fakeFetch;
+    try {
+      let text = '';
+      const s = agent({ model: streamingProvider }).stream({ prompt: 'hi' });
+      for await (const e of s) if (e.type === 'text-delta') text += e.text;
+      expect(text === 'Hello there.' && (await s.result).text === 'Hello there.', 'streamed and completed');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  },
+  'provider-complete': async () => {
+    globalThis.fetch = async () => Response.json({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hi.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1 } });
+    try {
+      const r = await agent({ model: streamingProvider }).prompt('hi');
+      expect(r.text === 'Hi.', 'a plain provider request');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  },
+  'structured-output': async () => {
+    const a = agent({ output: cityOutput, model: scriptedModel([{ content: [call('f1', 'final_answer', {})] }, { content: [call('f2', 'final_answer', { city: 'Oslo' })] }]) });
+    const r = await a.prompt('go');
+    expect(r.structured.city === 'Oslo', 'structured after a correction');
+  },
   'prompt-complete': async () => {
     const r = await agent({ tools: [lookup], model: scriptedModel([{ content: [call('l', 'lookup', { key: 'k' })] }, 'done']) }).prompt('go');
     expect(r.text === 'done', 'completed');

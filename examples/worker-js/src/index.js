@@ -86,6 +86,51 @@ async function handleSessions(env) {
   });
 }
 
+// ── Streaming: a run's events to the browser as server-sent events ───────────
+// POST /stream { sessionId, message } starts (or continues) a session, { sessionId, answer } answers it.
+// Text arrives as `text-delta` events while the model writes it, the question as `interrupt` the moment
+// the run pauses, then `done` ({ answer } or { question }) or `error`. The session saves every step, so a
+// client that disconnects loses nothing: the next request continues from the last saved step.
+const FORWARDED = new Set(['step-start', 'text-delta', 'tool-call-delta', 'step-restart', 'step-finish', 'tool-call', 'tool-result', 'interrupt']);
+const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST, OPTIONS', 'access-control-allow-headers': 'content-type' };
+
+async function handleStream(request, env, ctx) {
+  let body;
+  try {
+    body = JSON.parse(await request.text());
+  } catch (e) {
+    throw new BadRequest(`Malformed JSON body: ${e.message}`);
+  }
+  if (typeof body?.sessionId !== 'string') throw new BadRequest('Missing field "sessionId": expected a string');
+  const input = typeof body.answer === 'string' ? { answer: body.answer }
+    : typeof body.message === 'string' ? { prompt: body.message }
+      : null;
+  if (!input) throw new BadRequest('Missing field "message" or "answer": expected a string');
+  const events = agent(agentConfig(env)).session(sessions(env), body.sessionId, options(env)).stream(input);
+  const { readable, writable } = new TransformStream();
+  const writer = writable.getWriter();
+  const encoder = new TextEncoder();
+  const send = (type, data) => writer.write(encoder.encode(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`));
+  const pump = (async () => {
+    try {
+      for await (const e of events) {
+        const { type, ...data } = e;
+        if (FORWARDED.has(type)) await send(type, data);
+        else if (type === 'done') {
+          await send('done', isInterrupted(e.result) ? { question: e.result.question, interrupts: e.result.interrupts } : { answer: e.result.text });
+        } else if (type === 'error') await send('error', { name: e.error.name, error: e.error.message });
+      }
+    } catch (e) {
+      // The client went away (a write failed): leaving the loop stops the run at its next step; the
+      // session has saved every step so far.
+    } finally {
+      await writer.close().catch(() => {});
+    }
+  })();
+  ctx.waitUntil(pump);
+  return new Response(readable, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...CORS } });
+}
+
 const options = (env) => ({ keepCompleted: env.KEEP_COMPLETED === 'true' });
 
 class BadRequest extends Error {}
@@ -103,6 +148,11 @@ async function readBody(request, field) {
   return body;
 }
 
+function withCors(response) {
+  for (const [k, v] of Object.entries(CORS)) response.headers.set(k, v);
+  return response;
+}
+
 function errorResponse(e) {
   const [status, message] =
     e instanceof BadRequest ? [400, e.message]
@@ -118,9 +168,13 @@ function errorResponse(e) {
 }
 
 export default {
-  async fetch(request, env) {
+  async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
     try {
+      if (request.method === 'OPTIONS' && pathname === '/stream') return new Response(null, { status: 204, headers: CORS });
+      if (request.method === 'POST' && pathname === '/stream') {
+        return await handleStream(request, env, ctx).catch((e) => withCors(errorResponse(e)));
+      }
       if (request.method === 'POST' && pathname === '/start') return await handleStart(request, env);
       if (request.method === 'POST' && pathname === '/reply') return await handleReply(request, env);
       if (request.method === 'GET' && pathname === '/sessions') return await handleSessions(env);
