@@ -93,6 +93,11 @@ const saversRun = spawnSync(process.execPath, [join(BENCH, 'savers.mjs')], { cwd
 if (saversRun.status !== 0) throw new Error(`savers.mjs failed (${saversRun.status ?? saversRun.signal}):\n${saversRun.stderr}`);
 const saversTable = saversRun.stdout.trim();
 
+// ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
+log('streaming: first byte -> first text-delta, warm and cold');
+const streamWarm = child('first-delta.mjs', '20', '50');
+const streamCold = Array.from({ length: 5 }, () => child('first-delta.mjs', '1', '1'));
+
 // ---- the tables -----------------------------------------------------------------------------------------
 const f1 = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
 const ratio = (x) => `${x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)}×`;
@@ -215,6 +220,15 @@ const isolateTable = [
   }),
 ].join('\n');
 
+const mid = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const streamTable = [
+  '| first SSE byte → first `text-delta` event, ms | ours (openai() through the package) | floor (fetch + getReader + JSON.parse) |',
+  '|---|---:|---:|',
+  `| warm: median of 50 after 20 warm-ups | ${f1(streamWarm.ours)} | ${f1(streamWarm.floor)} |`,
+  `| cold: after 1 warm-up, median of 5 fresh processes | ${f1(mid(streamCold.map((c) => c.ours)))} | ${f1(mid(streamCold.map((c) => c.floor)))} |`,
+  `| first request of a fresh process, median of 5 | ${f1(mid(streamCold.map((c) => c.oursFirst)))} | ${f1(mid(streamCold.map((c) => c.floorFirst)))} |`,
+].join('\n');
+
 const versions = {
   '@langchain/langgraph': version('@langchain/langgraph'),
   '@langchain/core': version('@langchain/core'),
@@ -241,6 +255,10 @@ A long-lived isolate (100,000 requests per shape, one process each, never yieldi
 
 ${isolateTable}
 
+Streaming (\`bench/first-delta.mjs\`: a stand-in provider on 127.0.0.1 writes its first frame, the rest 20 ms later):
+
+${streamTable}
+
 Savers (\`bench/savers.mjs\`):
 
 ${saversTable}
@@ -252,6 +270,6 @@ process.stdout.write(`${report}\n`);
 writeFileSync(join(BENCH, 'results.md'), report);
 writeFileSync(
   join(BENCH, 'results.json'),
-  `${JSON.stringify({ node: process.version, versions, floor, timing, memory, bundles, cold, bare, figures, isolate, elapsedSeconds: elapsed }, null, 2)}\n`,
+  `${JSON.stringify({ node: process.version, versions, floor, timing, memory, bundles, cold, bare, figures, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
 );
 log('done: results.md, results.json');
