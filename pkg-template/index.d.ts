@@ -359,6 +359,11 @@ export function anthropic(options: ProviderOptions & {
   apiKey: string;
   /** Sends anthropic-dangerous-direct-browser-access: true, to call the API from a browser page. */
   dangerouslyAllowBrowser?: boolean;
+  /**
+   * Extended thinking with this budget (at least 1024 tokens, below maxTokens). Its thinking blocks are kept
+   * in the checkpoint and sent back unchanged, as the API requires with tool use.
+   */
+  thinking?: { budgetTokens: number };
 }): Model;
 
 /** OpenAI Chat Completions over fetch; with `baseURL`, any compatible server (Ollama, vLLM, llama.cpp, OpenRouter, Groq, Workers AI). */

@@ -89,6 +89,7 @@ fn model(provider: &str, base: &str, retries: u32) -> Box<dyn Fn() -> Agent> {
         let builder = if provider == "anthropic" {
             let mut wire = Anthropic::new(API_KEY, "claude-test");
             wire.base_url = format!("{base}/anthropic");
+            wire.thinking_budget = Some(1024); // extended thinking on (the server checks the setting)
             Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
         } else {
             let mut wire = OpenAi::new(API_KEY, "gpt-test");

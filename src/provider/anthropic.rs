@@ -30,6 +30,9 @@ pub struct Anthropic {
     pub browser_access: bool,
     /// Per-request timeout (default 120 s).
     pub timeout: Duration,
+    /// Extended thinking with this token budget (`thinking: { type: "enabled", budget_tokens }`; at least
+    /// 1024 and below `max_tokens`). Its `thinking` blocks are kept and sent back as the API requires.
+    pub thinking_budget: Option<u32>,
 }
 
 impl Anthropic {
@@ -43,6 +46,7 @@ impl Anthropic {
             headers: Vec::new(),
             browser_access: false,
             timeout: Duration::from_secs(120),
+            thinking_budget: None,
         }
     }
 }
@@ -106,6 +110,9 @@ impl WireFormat for Anthropic {
             body.insert("system".into(), system.join("\n\n").into());
         }
         body.insert("messages".into(), messages.into());
+        if let Some(budget) = self.thinking_budget {
+            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+        }
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request
                 .tools

@@ -70,6 +70,24 @@ fn http_spec(kind: &str, options: &JsValue) -> Result<JsValue, JsValue> {
     let max_tokens = integer_option(options, "maxTokens", &what, 1)?;
     let max_retries = integer_option(options, "maxRetries", &what, 0)?;
     let timeout_ms = integer_option(options, "timeoutMs", &what, 0)?;
+    // Anthropic extended thinking: `thinking: { budgetTokens }` (at least 1024, below maxTokens).
+    let thinking = match get(options, "thinking") {
+        t if t.is_undefined() || t.is_null() || kind != "anthropic" => None,
+        t => {
+            let budget = integer_option(&t, "budgetTokens", &format!("{what}.thinking"), 1024)?.ok_or_else(|| {
+                config_error(format!(
+                    "{what}.thinking: expected {{ budgetTokens }} (an integer, at least 1024)"
+                ))
+            })?;
+            if budget >= max_tokens.unwrap_or(4096) {
+                return Err(config_error(format!(
+                    "{what}.thinking.budgetTokens: must be below maxTokens ({})",
+                    max_tokens.unwrap_or(4096)
+                )));
+            }
+            Some(budget)
+        }
+    };
     let num = |n: Option<u64>| n.map_or(JsValue::UNDEFINED, |n| JsValue::from_f64(n as f64));
     let opt = |s: Option<String>| s.map_or(JsValue::UNDEFINED, JsValue::from);
     let signal = Some(get(options, "signal"))
@@ -83,6 +101,7 @@ fn http_spec(kind: &str, options: &JsValue) -> Result<JsValue, JsValue> {
         ("maxTokens", num(max_tokens)),
         ("maxRetries", num(max_retries)),
         ("timeoutMs", num(timeout_ms)),
+        ("thinkingBudget", num(thinking)),
         ("headers", headers.into()),
         ("signal", signal),
         (
@@ -175,6 +194,7 @@ impl Provider {
                 }
                 wire.headers = headers(spec);
                 wire.browser_access = get(spec, "browserAccess").as_bool().unwrap_or(false);
+                wire.thinking_budget = number(spec, "thinkingBudget").map(|n| u32::try_from(n).unwrap_or(u32::MAX));
                 if let Some(t) = timeout {
                     wire.timeout = t;
                 }

@@ -232,7 +232,7 @@ for (const provider of ['anthropic', 'openai']) {
 }
 
 test('anthropic: thinking and redacted_thinking blocks are kept and sent back unchanged before the tool_use', async () => {
-  const r = await makeAgent('anthropic', base, API_KEY).prompt('scenario:thinking');
+  const r = await makeAgent('anthropic', base, API_KEY, { maxTokens: 4096, thinking: { budgetTokens: 2048 } }).prompt('scenario:thinking');
   seen.push(r.checkpoint);
   assert.equal(r.text, 'Thought it through.');
   assert.deepEqual(r.checkpoint.messages[1].content.map((b) => b.type), ['thinking', 'redacted_thinking', 'tool_use']);
@@ -251,6 +251,8 @@ test('openai: tool arguments that are not valid JSON reach the model as an error
 
 test('provider options are checked at once', () => {
   assert.throws(() => anthropic({ model: 'x' }), (e) => e instanceof ConfigError && /apiKey is required/.test(e.message));
+  assert.throws(() => anthropic({ apiKey: 'k', model: 'x', thinking: { budgetTokens: 512 } }), (e) => e instanceof ConfigError && /thinking\.budgetTokens/.test(e.message));
+  assert.throws(() => anthropic({ apiKey: 'k', model: 'x', maxTokens: 2000, thinking: { budgetTokens: 2000 } }), (e) => e instanceof ConfigError && /below maxTokens \(2000\)/.test(e.message));
   assert.throws(() => anthropic({ apiKey: 'k', model: 'x', maxRetries: -1 }), ConfigError);
 });
 

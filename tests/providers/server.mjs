@@ -27,6 +27,12 @@ function checkAnthropic(req, body, errors) {
   if (typeof body.model !== 'string' || !body.model) fail(errors, w, 'model missing');
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) fail(errors, w, 'max_tokens missing');
   if (body.system !== undefined && typeof body.system !== 'string') fail(errors, w, 'system must be a string');
+  if (body.thinking !== undefined) {
+    const t = body.thinking;
+    if (t.type !== 'enabled' || !Number.isInteger(t.budget_tokens) || t.budget_tokens < 1024 || t.budget_tokens >= body.max_tokens) {
+      fail(errors, w, `thinking must be { type: "enabled", budget_tokens >= 1024 and < max_tokens }, got ${JSON.stringify(t)}`);
+    }
+  }
   if (!Array.isArray(body.messages) || body.messages.length === 0) fail(errors, w, 'messages missing');
   if (body.messages[0].role !== 'user') fail(errors, w, 'the first message must be from the user');
   for (const t of body.tools ?? []) {
@@ -165,6 +171,7 @@ function stopScenario(provider, scenario, n, turn, body, errors) {
       return text('', a ? 'end_turn' : 'stop');
     case 'thinking': {
       if (!a) return null;
+      if (!body.thinking) errors.push('anthropic: the thinking scenario expects extended thinking enabled');
       const thought = [{ type: 'thinking', thinking: 'I should look a up.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA' }, { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix' }];
       if (turn === 0) return anthropicMessage([...thought, { type: 'tool_use', id: 'toolu_think', name: 'lookup', input: { key: 'a' } }], turn, 'tool_use');
       const sent = body.messages[1].content;
