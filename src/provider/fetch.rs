@@ -116,26 +116,7 @@ impl HttpClient for FetchClient {
                     ));
                 }
             };
-            let reader = stream.get_reader().map_err(|e| message(&e))?;
-            // Cancels the body when this future ends early (dropped, or the sink has enough).
-            let mut reader = CancelOnDrop(reader, true);
-            loop {
-                let read = JsFuture::from(reader.0.read().map_err(|e| message(&e))?).await;
-                let next = read.map_err(|e| {
-                    // A broken body is already closed: cancelling it would only reject.
-                    reader.1 = false;
-                    message(&e)
-                })?;
-                if Reflect::get(&next, &"done".into()).ok().and_then(|d| d.as_bool()) == Some(true) {
-                    reader.1 = false;
-                    break;
-                }
-                let value = Reflect::get(&next, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-                let bytes = js_sys::Uint8Array::new(&value).to_vec();
-                if !body.chunk(&bytes) {
-                    break;
-                }
-            }
+            read_stream(&stream, body).await?;
             Ok(HttpResponse::new(status, retry_after, String::new()))
         }
     }
@@ -147,6 +128,34 @@ impl HttpClient for FetchClient {
         });
         async move {
             let _ = JsFuture::from(promise).await;
+        }
+    }
+}
+
+/// Reads a `ReadableStream` of bytes into `body` until it ends or `body` has enough (then cancels it).
+///
+/// # Errors
+/// The stream's error (a broken connection), as a message.
+pub(crate) async fn read_stream(stream: &JsValue, body: &mut dyn BodySink) -> Result<(), String> {
+    let stream: &ReadableStream = stream.unchecked_ref();
+    let reader = stream.get_reader().map_err(|e| message(&e))?;
+    // Cancels the body when this future ends early (dropped, or the sink has enough).
+    let mut reader = CancelOnDrop(reader, true);
+    loop {
+        let read = JsFuture::from(reader.0.read().map_err(|e| message(&e))?).await;
+        let next = read.map_err(|e| {
+            // A broken body is already closed: cancelling it would only reject.
+            reader.1 = false;
+            message(&e)
+        })?;
+        if Reflect::get(&next, &"done".into()).ok().and_then(|d| d.as_bool()) == Some(true) {
+            reader.1 = false;
+            return Ok(());
+        }
+        let value = Reflect::get(&next, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+        let bytes = js_sys::Uint8Array::new(&value).to_vec();
+        if !body.chunk(&bytes) {
+            return Ok(());
         }
     }
 }

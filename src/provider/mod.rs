@@ -18,7 +18,7 @@ use crate::model::{Delta, DeltaSink};
 use sse::{SseEvent, SseParser};
 
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
-mod fetch;
+pub(crate) mod fetch;
 #[cfg(all(not(target_arch = "wasm32"), feature = "reqwest"))]
 mod native;
 

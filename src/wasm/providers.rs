@@ -298,31 +298,173 @@ impl Model for WorkersAi {
                 .map_err(failed)?;
             let body: Value =
                 serde_json::from_str(&json_text(&output).ok().flatten().unwrap_or_default()).unwrap_or(Value::Null);
-            if body.get("choices").is_some() {
-                return chat_response(&body);
-            }
-            let mut content = Vec::new();
-            if let Some(text) = body.get("response").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                content.push(ContentBlock::Text { text: text.to_owned() });
-            }
-            for (i, call) in body
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                content.push(tool_use(call.get("id"), call.get("name"), call.get("arguments"), i));
-            }
-            if content.is_empty() && body.get("response").is_none() {
-                return Err(ModelError::InvalidResponse {
-                    path: String::new(),
-                    problem: "Workers AI answered without response or tool_calls".into(),
-                });
-            }
-            let mut response = ModelResponse::new(content);
-            response.usage = usage(&body);
-            Ok(response)
+            workers_ai_response(&body)
         }
     }
+
+    /// `stream: true`: the binding answers a `ReadableStream` of server-sent events, each
+    /// `{ response, tool_calls?, usage? }` (or a Chat Completions chunk), then `[DONE]`. A model that does
+    /// not stream answers whole, as without it.
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn crate::model::DeltaSink,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        let mut inputs = chat_body(&request);
+        inputs.insert("stream".into(), Value::Bool(true));
+        let returned = self.binding.run(&self.model, &to_js(&Value::Object(inputs)));
+        async move {
+            let failed = |message: String, retryable: bool| ModelError::Http {
+                provider: "workers-ai".into(),
+                status: None,
+                message,
+                retryable,
+            };
+            let output = JsFuture::from(Promise::resolve(
+                &returned.map_err(|e| failed(error_message(&e), false))?,
+            ))
+            .await
+            .map_err(|e| failed(error_message(&e), false))?;
+            if !get(&output, "getReader").is_function() {
+                let body = json_text(&output).ok().flatten().unwrap_or_default();
+                return workers_ai_response(&serde_json::from_str(&body).unwrap_or(Value::Null));
+            }
+            let mut reader = WorkersAiStream {
+                parser: crate::provider::sse::SseParser::default(),
+                chat: crate::provider::StreamedBody::default(),
+                own: serde_json::json!({"response": ""}),
+                done: false,
+                error: None,
+                sink,
+            };
+            crate::provider::fetch::read_stream(&output, &mut reader)
+                .await
+                .map_err(|m| failed(format!("the stream broke: {m}"), true))?;
+            let mut events = Vec::new();
+            reader.parser.finish(&mut events);
+            reader.take(events);
+            if let Some(e) = reader.error {
+                return Err(e);
+            }
+            if !reader.done {
+                return Err(failed("the stream ended before the answer was complete".into(), true));
+            }
+            if !reader.chat.body.is_null() {
+                return chat_response(&reader.chat.body);
+            }
+            workers_ai_response(&reader.own)
+        }
+    }
+}
+
+/// A Workers AI stream folded into the answer it would have given whole.
+struct WorkersAiStream<'s> {
+    parser: crate::provider::sse::SseParser,
+    /// Chat Completions chunks (models that answer in that shape).
+    chat: crate::provider::StreamedBody,
+    /// Workers AI's own shape: `{ response, tool_calls, usage }`.
+    own: Value,
+    done: bool,
+    error: Option<ModelError>,
+    sink: &'s mut dyn crate::model::DeltaSink,
+}
+
+impl WorkersAiStream<'_> {
+    fn take(&mut self, events: Vec<crate::provider::sse::SseEvent>) {
+        for event in events {
+            if let Err(e) = self.event(&event) {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    fn event(&mut self, event: &crate::provider::sse::SseEvent) -> Result<(), ModelError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk = crate::provider::event_json("workers-ai", event)?;
+        if chunk.get("choices").is_some() {
+            return crate::provider::openai::chat_stream_event("workers-ai", &mut self.chat, event, &mut *self.sink);
+        }
+        let Some(own) = self.own.as_object_mut() else {
+            return Ok(());
+        };
+        if let Some(piece) = chunk.get("response").and_then(Value::as_str).filter(|p| !p.is_empty()) {
+            if let Some(Value::String(text)) = own.get_mut("response") {
+                text.push_str(piece);
+            }
+            self.sink.delta(crate::model::Delta::Text(piece));
+        }
+        for call in chunk.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let field = |k: &str| call.get(k).and_then(Value::as_str).unwrap_or_default();
+            let args = call
+                .get("arguments")
+                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_owned));
+            self.sink.delta(crate::model::Delta::ToolCall {
+                id: field("id"),
+                name: field("name"),
+                input: args.as_deref().unwrap_or_default(),
+            });
+            if let Some(calls) = own
+                .entry("tool_calls")
+                .or_insert_with(|| serde_json::json!([]))
+                .as_array_mut()
+            {
+                calls.push(call.clone());
+            }
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
+            own.insert("usage".into(), usage.clone());
+        }
+        Ok(())
+    }
+}
+
+impl crate::provider::BodySink for WorkersAiStream<'_> {
+    fn chunk(&mut self, bytes: &[u8]) -> bool {
+        let mut events = Vec::new();
+        if let Err(problem) = self.parser.push(bytes, &mut events) {
+            self.error = Some(ModelError::InvalidResponse {
+                path: String::new(),
+                problem,
+            });
+            return false;
+        }
+        self.take(events);
+        self.error.is_none()
+    }
+}
+
+/// Our response from a Workers AI answer: its own `{ response, tool_calls, usage }` or Chat Completions'.
+fn workers_ai_response(body: &Value) -> Result<ModelResponse, ModelError> {
+    if body.get("choices").is_some() {
+        return chat_response(body);
+    }
+    let mut content = Vec::new();
+    if let Some(text) = body.get("response").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        content.push(ContentBlock::Text { text: text.to_owned() });
+    }
+    for (i, call) in body
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        content.push(tool_use(call.get("id"), call.get("name"), call.get("arguments"), i));
+    }
+    if content.is_empty() && body.get("response").is_none() {
+        return Err(ModelError::InvalidResponse {
+            path: String::new(),
+            problem: "Workers AI answered without response or tool_calls".into(),
+        });
+    }
+    let mut response = ModelResponse::new(content);
+    response.usage = usage(body);
+    Ok(response)
 }

@@ -279,3 +279,46 @@ test('workersAI: a Chat Completions body to env.AI.run, both answer shapes mappe
   assert.equal(toolMessage.tool_call_id, calls[1].inputs.messages.find((m) => m.tool_calls).tool_calls[0].id);
   assert.throws(() => workersAI({}, { model: 'x' }), ConfigError);
 });
+
+test('workersAI streams: { response } events as text-delta, a tool call in a chunk, [DONE]; a model that does not stream answers whole', async () => {
+  const { workersAI, agent, defineTool } = await import('resumable-agent');
+  const enc = new TextEncoder();
+  const sse = (...datas) => new ReadableStream({
+    start(c) {
+      for (const d of datas) c.enqueue(enc.encode(`data: ${typeof d === 'string' ? d : JSON.stringify(d)}\n\n`));
+      c.close();
+    },
+  });
+  const calls = [];
+  // Stands in for env.AI (Workers AI needs Cloudflare's network): with stream: true it answers a ReadableStream of SSE.
+  const binding = {
+    async run(model, inputs) {
+      calls.push(structuredClone(inputs));
+      if (calls.length === 1) return sse({ response: '' }, { response: '', tool_calls: [{ name: 'lookup', arguments: { key: 'a' } }] }, { response: '', usage: { prompt_tokens: 4, completion_tokens: 2 } }, '[DONE]');
+      return sse({ response: 'Found ' }, { response: 'it.' }, { response: '', usage: { prompt_tokens: 5, completion_tokens: 3 } }, '[DONE]');
+    },
+  };
+  const lookup = defineTool({ name: 'lookup', schema: (s) => ({ key: s.string().required() }), handle: ({ key }) => `v-${key}` });
+  const a = agent({ tools: [lookup], model: workersAI(binding, { model: '@cf/test/model' }) });
+  const events = [];
+  const s = a.stream({ prompt: 'hi' });
+  for await (const e of s) events.push(e);
+  const r = await s.result;
+  assert.equal(r.text, 'Found it.');
+  assert.deepEqual(r.usage, { inputTokens: 9, outputTokens: 5 });
+  assert.ok(calls.every((c) => c.stream === true));
+  assert.deepEqual(events.filter((e) => e.type === 'text-delta').map((e) => e.text), ['Found ', 'it.']);
+  assert.deepEqual(events.filter((e) => e.type === 'tool-call-delta').map((e) => [e.toolName, e.inputDelta]), [['lookup', '{"key":"a"}']]);
+  // A stream cut before [DONE] is a retryable error carrying the checkpoint.
+  const cut = agent({ model: workersAI({ run: async () => sse({ response: 'Hal' }) }, { model: 'm' }) }).stream({ prompt: 'hi' });
+  for await (const _ of cut); // eslint-disable-line no-unused-vars
+  const err = await cut.result.catch((e) => e);
+  assert.ok(err instanceof ModelError && err.retryable === true && /ended before the answer was complete/.test(err.message), String(err));
+  // A model that ignores stream: true answers whole.
+  const whole = agent({ model: workersAI({ run: async () => ({ response: 'whole' }) }, { model: 'm' }) }).stream({ prompt: 'hi' });
+  for await (const _ of whole); // eslint-disable-line no-unused-vars
+  assert.equal((await whole.result).text, 'whole');
+  // Without a listener: no stream asked for.
+  const plain = await agent({ model: workersAI({ run: async (m, i) => ({ response: `stream=${i.stream}` }) }, { model: 'm' }) }).prompt('hi');
+  assert.equal(plain.text, 'stream=undefined');
+});
