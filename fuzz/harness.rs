@@ -87,9 +87,15 @@ fn checkpoint(data: &[u8]) {
 /// A provider's 2xx body: decoded by the wire format, then fed to a run, whose checkpoints read back.
 #[allow(dead_code)]
 fn provider_response(wire: &dyn Fn(&serde_json::Value) -> Result<resumable_agent::ModelResponse, resumable_agent::ModelError>, data: &[u8]) {
-    use resumable_agent::{Run, RunConfig, Step, ToolDefinition, ToolOutcome};
     let Ok(body) = serde_json::from_slice::<serde_json::Value>(data) else { return };
     let Ok(response) = wire(&body) else { return };
+    run_response(response);
+}
+
+/// A model response through a run: recorded or refused whole, and every checkpoint on the way reads back.
+#[allow(dead_code)]
+fn run_response(response: resumable_agent::ModelResponse) {
+    use resumable_agent::{Run, RunConfig, Step, ToolDefinition, ToolOutcome};
     let tools = ["lookup", "send"].map(|name| ToolDefinition {
         name: name.into(),
         description: String::new(),
@@ -137,4 +143,68 @@ fn decisions(data: &[u8]) {
     assert_reads_back(first.checkpoint());
     let paused = first.checkpoint().clone();
     assert_result_reads_back(&pollster::block_on(agent.resume(paused, resume)));
+}
+
+/// Serves bytes as a streamed answer, in two chunks split at `split`.
+#[allow(dead_code)]
+struct Replay {
+    body: Vec<u8>,
+    split: usize,
+}
+
+impl resumable_agent::provider::HttpClient for Replay {
+    fn send(
+        &self,
+        _: resumable_agent::provider::HttpRequest,
+    ) -> impl std::future::Future<Output = Result<resumable_agent::provider::HttpResponse, String>> + Send {
+        std::future::ready(Ok(resumable_agent::provider::HttpResponse::new(500, None, String::new())))
+    }
+
+    fn sleep(&self, _: std::time::Duration) -> impl std::future::Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+
+    fn send_streaming<'a>(
+        &'a self,
+        _: resumable_agent::provider::HttpRequest,
+        body: &'a mut dyn resumable_agent::provider::BodySink,
+    ) -> impl std::future::Future<Output = Result<resumable_agent::provider::HttpResponse, String>> + Send + 'a {
+        let (a, b) = self.body.split_at(self.split.min(self.body.len()));
+        let _ = body.chunk(a) && body.chunk(b);
+        std::future::ready(Ok(resumable_agent::provider::HttpResponse::new(200, None, String::new())))
+    }
+}
+
+/// A streamed answer (server-sent events) in either wire format, split anywhere: the stream decoders never
+/// panic, deltas are well-formed, and an answer they accept goes through a run like any response.
+/// Byte 0 picks the format (even: Anthropic, odd: OpenAI), byte 1 the split point; the rest is the body.
+#[allow(dead_code)]
+fn sse_stream(data: &[u8]) {
+    use resumable_agent::provider::{HttpModel, Retry, anthropic::Anthropic, openai::OpenAi};
+    use resumable_agent::{Delta, Message, Model, ModelRequest};
+    let [kind, split, body @ ..] = data else { return };
+    let client = Replay {
+        body: body.to_vec(),
+        split: usize::from(*split),
+    };
+    let messages = [Message::user("hi")];
+    let request = ModelRequest::new(&messages, &[]);
+    let mut deltas = 0usize;
+    let mut sink = |d: Delta<'_>| {
+        if let Delta::ToolCall { input, .. } = d {
+            let _ = input.len();
+        }
+        deltas += 1;
+    };
+    let result = if kind % 2 == 0 {
+        let m = HttpModel::new(Anthropic::new("k", "m"), client, "k").retry(Retry::default().max_retries(0));
+        pollster::block_on(m.stream(request, &mut sink))
+    } else {
+        let m = HttpModel::new(OpenAi::new("k", "m"), client, "k").retry(Retry::default().max_retries(0));
+        pollster::block_on(m.stream(request, &mut sink))
+    };
+    assert!(deltas <= body.len() + 1, "more deltas than bytes");
+    if let Ok(response) = result {
+        run_response(response);
+    }
 }

@@ -46,3 +46,8 @@ fn openai_response_inputs() {
 fn decisions_inputs() {
     replay("decisions", decisions);
 }
+
+#[test]
+fn sse_stream_inputs() {
+    replay("sse_stream", sse_stream);
+}

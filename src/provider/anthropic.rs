@@ -239,15 +239,26 @@ impl WireFormat for Anthropic {
             }
             "content_block_start" => {
                 let block = data.get("content_block").cloned().unwrap_or(Value::Null);
-                stream.partial_mut(index).clear();
-                if let Some(blocks) = stream.body.get_mut("content").and_then(Value::as_array_mut) {
-                    if blocks.len() <= index {
-                        blocks.resize(index.saturating_add(1), Value::Null);
-                    }
-                    if let Some(slot) = blocks.get_mut(index) {
-                        *slot = block;
-                    }
+                let Some(blocks) = stream.body.get_mut("content").and_then(Value::as_array_mut) else {
+                    return Err(ModelError::InvalidResponse {
+                        path: format!("content[{index}]"),
+                        problem: "anthropic streamed a content block before message_start".into(),
+                    });
+                };
+                // Blocks arrive in order: a block is the next one or restarts one already seen. (An index
+                // from the stream never sizes an allocation.)
+                let seen = blocks.len();
+                if index == seen {
+                    blocks.push(block);
+                } else if let Some(slot) = blocks.get_mut(index) {
+                    *slot = block;
+                } else {
+                    return Err(ModelError::InvalidResponse {
+                        path: format!("content[{index}]"),
+                        problem: format!("anthropic streamed block {index} after {seen} blocks"),
+                    });
                 }
+                stream.partial_mut(index).clear();
             }
             "content_block_delta" => {
                 let delta = data.get("delta").cloned().unwrap_or(Value::Null);

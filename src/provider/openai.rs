@@ -338,10 +338,16 @@ pub(crate) fn chat_stream_event(
             .unwrap_or(k);
         let calls = message.entry("tool_calls").or_insert_with(|| json!([])).as_array_mut();
         let Some(calls) = calls else { continue };
-        while calls.len() <= index {
+        // Calls arrive in order: an index is one already seen or the next (it never sizes an allocation).
+        if index == calls.len() {
             calls.push(json!({"id": "", "type": "function", "function": {"name": "", "arguments": ""}}));
         }
-        let Some(entry) = calls.get_mut(index) else { continue };
+        let Some(entry) = calls.get_mut(index) else {
+            return Err(ModelError::InvalidResponse {
+                path: format!("choices[0].delta.tool_calls[{k}].index"),
+                problem: format!("{provider} streamed tool call {index} after {} calls", calls.len()),
+            });
+        };
         if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
             if let Some(e) = entry.as_object_mut() {
                 e.insert("id".into(), id.into());
