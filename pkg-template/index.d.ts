@@ -252,6 +252,8 @@ export type AgentEvent =
   | { type: 'tool-call-delta'; step: number; id: string; toolName: string; inputDelta: string }
   /** The model's stream broke and the step is asked again: drop what this step's deltas showed. */
   | { type: 'step-restart'; step: number }
+  /** The oldest steps were dropped to keep the history within `compaction`. */
+  | { type: 'compacted'; removedMessages: number; removedBytes: number; messages: number }
   | { type: 'step-finish'; step: number; content: MessageContent[]; usage?: Usage }
   | { type: 'tool-call'; id: string; toolName: string; input: unknown }
   | { type: 'tool-result'; id: string; toolName: string; content: string; isError?: true }
@@ -510,6 +512,12 @@ export interface AgentConfig {
   output?: OutputSchema;
   /** How many invalid answers are fed back before OutputError (default 2). */
   maxOutputRetries?: number;
+  /**
+   * Keeps long runs within a store's limits: before each model call, while the history is over `maxBytes`
+   * (its JSON) or `maxMessages`, the oldest whole steps after the first `keepFirst` messages (default 1: the
+   * first user message) are dropped; every request stays provider-valid. A `compacted` event says what went.
+   */
+  compaction?: { maxBytes?: number; maxMessages?: number; keepFirst?: number };
 }
 
 /** What `output` takes. */

@@ -62,6 +62,7 @@ pub struct AgentBuilder {
     limits: crate::limits::Limits,
     keys: Option<crate::keys::CheckpointKeys>,
     output: Option<(Value, u32)>,
+    compaction: Option<crate::run::Compaction>,
 }
 
 /// What a run starts from: a new user message, or a checkpoint and the human's input.
@@ -98,6 +99,7 @@ impl Agent {
             limits: crate::limits::Limits::default(),
             keys: None,
             output: None,
+            compaction: None,
         }
     }
 
@@ -232,6 +234,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Keeps long runs within bounds: before each model call, the oldest whole steps after the first
+    /// messages are dropped while the history is over the bounds (see [`Compaction`](crate::Compaction)).
+    pub fn compaction(mut self, compaction: crate::run::Compaction) -> Self {
+        self.compaction = Some(compaction);
+        self
+    }
+
     /// Signs every checkpoint the agent returns or saves, and resumes only checkpoints signed with one of
     /// these keys (see [`CheckpointKeys`](crate::CheckpointKeys)); sealed too when the keys say so.
     pub fn checkpoint_keys(mut self, keys: crate::keys::CheckpointKeys) -> Self {
@@ -250,6 +259,9 @@ impl AgentBuilder {
         config.set_state(self.state)?;
         if let Some((schema, max_retries)) = self.output {
             config.set_output(schema, max_retries)?;
+        }
+        if let Some(compaction) = self.compaction {
+            config.set_compaction(compaction)?;
         }
         if let Some(keys) = self.keys {
             config.set_keys(keys)?;
@@ -308,6 +320,7 @@ impl AgentConfig {
                 max_iterations,
                 limits: crate::limits::Limits::default(),
                 output: None,
+                compaction: None,
             },
             initial_state: None,
             keys: None,
@@ -364,6 +377,22 @@ impl AgentConfig {
             )));
         }
         self.rules.set_output(schema, max_retries);
+        Ok(())
+    }
+
+    /// Sets the compaction rule: `keep_first` must keep the first user message.
+    pub(crate) fn set_compaction(&mut self, compaction: crate::run::Compaction) -> Result<(), AgentError> {
+        if compaction.keep_first == 0 {
+            return Err(AgentError::Config(
+                "compaction.keepFirst: at least 1 (the first user message is always kept)".into(),
+            ));
+        }
+        if compaction.max_bytes.is_none() && compaction.max_messages.is_none() {
+            return Err(AgentError::Config(
+                "compaction: give maxBytes, maxMessages or both".into(),
+            ));
+        }
+        self.rules.compaction = Some(compaction);
         Ok(())
     }
 
@@ -547,6 +576,17 @@ async fn drive_steps(
         match run.next_step() {
             Step::CallModel => {
                 let step = run.checkpoint().iterations.saturating_add(1);
+                if let Some(c) = run.take_compacted() {
+                    if hooks.events.is_some() {
+                        hooks.emit_ref(&Event::Compacted {
+                            removed_messages: c.messages,
+                            removed_bytes: c.bytes,
+                            messages: run.checkpoint().messages.len(),
+                        });
+                    }
+                    run.touch(now_ms());
+                    hooks.checkpoint(&mut run, config.codec()).await?;
+                }
                 hooks.emit(|| Event::StepStart { step });
                 let request = config.request(&run.checkpoint().messages);
                 let reply = match hooks.events.as_deref_mut().filter(|e| e.wants_deltas()) {

@@ -44,6 +44,16 @@ pub enum Event<'a> {
         /// The model call asked again.
         step: u32,
     },
+    /// Before a model call, the oldest steps were dropped to keep the history within the agent's
+    /// compaction bounds.
+    Compacted {
+        /// Messages dropped.
+        removed_messages: usize,
+        /// Their size, in bytes of JSON.
+        removed_bytes: usize,
+        /// Messages left.
+        messages: usize,
+    },
     /// The model answered.
     StepFinish {
         /// The model call's number.

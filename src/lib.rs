@@ -74,7 +74,8 @@ pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usa
 pub use model::{Delta, DeltaSink, Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, ToolDefinition};
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 pub use run::{
-    Applied, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Run, RunConfig, Step, ToolOutcome,
+    Applied, Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Run, RunConfig, Step,
+    ToolOutcome,
 };
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;

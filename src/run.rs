@@ -53,6 +53,59 @@ pub struct RunConfig {
     pub(crate) limits: crate::limits::Limits,
     /// The structured answer a run must end with, if any.
     pub(crate) output: Option<OutputRule>,
+    /// How the history is kept within bounds before each model call, if at all.
+    pub(crate) compaction: Option<Compaction>,
+}
+
+/// Keeps a long run's history within bounds: before a model call, when the history is over `max_bytes`
+/// (its JSON) or `max_messages`, the oldest steps after the first `keep_first` messages are dropped — always
+/// whole steps (a model turn with its tool results), so every request stays provider-valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Compaction {
+    /// Largest history, in bytes of JSON (`None`: no byte bound).
+    pub max_bytes: Option<usize>,
+    /// Most messages (`None`: no count bound).
+    pub max_messages: Option<usize>,
+    /// Leading messages always kept (default 1: the first user message), extended to a whole step.
+    pub keep_first: usize,
+}
+
+impl Default for Compaction {
+    fn default() -> Self {
+        Compaction {
+            max_bytes: None,
+            max_messages: None,
+            keep_first: 1,
+        }
+    }
+}
+
+impl Compaction {
+    /// At most `max_bytes` of history (its JSON).
+    pub fn max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = Some(max_bytes);
+        self
+    }
+
+    /// At most `max_messages` messages.
+    pub fn max_messages(mut self, max_messages: usize) -> Self {
+        self.max_messages = Some(max_messages);
+        self
+    }
+
+    /// Always keeps the first `keep_first` messages (at least 1).
+    pub fn keep_first(mut self, keep_first: usize) -> Self {
+        self.keep_first = keep_first;
+        self
+    }
+}
+
+/// What one compaction removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Compacted {
+    pub(crate) messages: usize,
+    pub(crate) bytes: usize,
 }
 
 /// The tool through which a model gives a structured answer, added to the tools of an agent with an output
@@ -124,6 +177,24 @@ pub(crate) fn final_answer_definition(schema: &Value) -> (ToolDefinition, bool) 
     (definition, wrapped)
 }
 
+/// The length of `m` as JSON, counted without building the text.
+fn json_len(m: &Message) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Plain data with string keys: serializing cannot fail.
+    let _ = serde_json::to_writer(&mut count, m);
+    count.0
+}
+
 /// The inside of a Markdown code fence (```json … ```), or `text` as it is.
 fn strip_fence(text: &str) -> &str {
     let Some(rest) = text.strip_prefix("```") else {
@@ -152,7 +223,14 @@ impl RunConfig {
             max_iterations: DEFAULT_MAX_ITERATIONS,
             limits: crate::limits::Limits::default(),
             output: None,
+            compaction: None,
         }
+    }
+
+    /// Keeps the history within `compaction`'s bounds before each model call (see [`Compaction`]).
+    pub fn compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = Some(compaction);
+        self
     }
 
     /// Runs must end with a structured answer matching the JSON Schema `schema`: the model gives it by
@@ -282,6 +360,11 @@ pub struct Run<'c> {
     /// Set when [`Run::next_step`] changed the state on its way to [`Step::Done`] (a structured answer
     /// recorded, its turn closed): that final state is a checkpoint of its own.
     changed_at_done: bool,
+    /// What the last compaction removed, until the driver reports it.
+    compacted: Option<Compacted>,
+    /// JSON sizes of the messages, as of the last compaction check: a run only appends messages (and
+    /// changes at most the last one), so each check measures only what is new.
+    sizes: Vec<usize>,
 }
 
 impl<'c> Run<'c> {
@@ -296,6 +379,8 @@ impl<'c> Run<'c> {
             config,
             applied: Vec::new(),
             changed_at_done: false,
+            compacted: None,
+            sizes: Vec::new(),
         }
     }
 
@@ -321,6 +406,8 @@ impl<'c> Run<'c> {
             config,
             applied: Vec::new(),
             changed_at_done: false,
+            compacted: None,
+            sizes: Vec::new(),
         };
         if run.state.interrupts.is_empty() {
             run.continue_with(input)?;
@@ -448,12 +535,69 @@ impl<'c> Run<'c> {
         std::mem::take(&mut self.changed_at_done)
     }
 
-    fn model_or_limit(&self) -> Step {
+    fn model_or_limit(&mut self) -> Step {
         if self.state.iterations >= self.config.max_iterations {
-            Step::OutOfIterations
-        } else {
-            Step::CallModel
+            return Step::OutOfIterations;
         }
+        if let Some(rule) = self.config.compaction {
+            self.compact(rule);
+        }
+        Step::CallModel
+    }
+
+    /// What the last compaction removed (once), for the driver to report.
+    pub(crate) fn take_compacted(&mut self) -> Option<Compacted> {
+        self.compacted.take()
+    }
+
+    /// Drops the oldest whole steps after the kept prefix until the history is within `rule` (or only the
+    /// last step is left). The prefix ends with a user message; what follows starts with a model turn, so
+    /// roles still alternate and every tool_result still follows its tool_use.
+    fn compact(&mut self, rule: Compaction) {
+        let messages = &self.state.messages;
+        // Sizes measured before stay valid but for the last one measured (a user text may have joined it).
+        let valid = self.sizes.len().saturating_sub(1).min(messages.len());
+        self.sizes.truncate(valid);
+        self.sizes.extend(messages.iter().skip(valid).map(json_len));
+        let sizes = &self.sizes;
+        let total: usize = sizes.iter().sum();
+        let over = |count: usize, bytes: usize| {
+            rule.max_messages.is_some_and(|max| count > max) || rule.max_bytes.is_some_and(|max| bytes > max)
+        };
+        if !over(messages.len(), total) {
+            return;
+        }
+        // The kept prefix, extended so that it ends with a user message.
+        let mut keep = rule.keep_first.min(messages.len());
+        while keep < messages.len() && messages.get(keep.wrapping_sub(1)).is_some_and(|m| m.role != Role::User) {
+            keep += 1;
+        }
+        // The history after the prefix may start at any assistant message but the last step's.
+        let last = messages.len().saturating_sub(1);
+        let mut cut = keep;
+        let mut removed_bytes = 0usize;
+        for (i, m) in messages.iter().enumerate().skip(keep) {
+            if i >= last {
+                break;
+            }
+            if m.role == Role::Assistant && i > keep {
+                cut = i;
+                if !over(messages.len() - (cut - keep), total - removed_bytes) {
+                    break;
+                }
+            }
+            removed_bytes += sizes.get(i).copied().unwrap_or_default();
+        }
+        if cut <= keep {
+            return;
+        }
+        let removed: usize = sizes.get(keep..cut).map_or(0, |s| s.iter().sum());
+        self.state.messages.drain(keep..cut);
+        self.sizes.drain(keep..cut);
+        self.compacted = Some(Compacted {
+            messages: cut - keep,
+            bytes: removed,
+        });
     }
 
     /// The text of the model's last turn.

@@ -199,6 +199,7 @@ pub fn compile_agent(config: JsValue, builtin: JsValue) -> Result<JsValue, JsVal
             text.into()
         }
     };
+    let compaction = compaction_spec(&config)?;
     let max_output_retries = integer_option(&config, "maxOutputRetries", "config", 0)?
         .map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, |n| {
             u32::try_from(n).unwrap_or(u32::MAX)
@@ -217,10 +218,63 @@ pub fn compile_agent(config: JsValue, builtin: JsValue) -> Result<JsValue, JsVal
         ("limits", limits),
         ("output", output),
         ("maxOutputRetries", max_output_retries.into()),
+        ("compaction", compaction),
     ]));
     // The agent's own rules (e.g. one name per tool) are checked here, not at the first call.
     Parts::build(&spec)?;
     Ok(spec)
+}
+
+/// `config.compaction` (`{ maxBytes?, maxMessages?, keepFirst? }`), checked: `[maxBytes, maxMessages,
+/// keepFirst]` with `-1` for "no bound".
+fn compaction_spec(config: &JsValue) -> Result<JsValue, JsValue> {
+    let c = get(config, "compaction");
+    if c.is_undefined() || c.is_null() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    if !c.is_object() {
+        return Err(config_error(format!(
+            "config.compaction: expected {{ maxBytes?, maxMessages?, keepFirst? }}, got {}",
+            describe(&c)
+        )));
+    }
+    if !get(&c, "summarize").is_undefined() {
+        return Err(config_error(
+            "config.compaction.summarize: not supported yet; compaction drops the oldest whole steps".into(),
+        ));
+    }
+    let what = "config.compaction";
+    let max_bytes = integer_option(&c, "maxBytes", what, 1)?;
+    let max_messages = integer_option(&c, "maxMessages", what, 1)?;
+    let keep_first = integer_option(&c, "keepFirst", what, 1)?.unwrap_or(1);
+    if max_bytes.is_none() && max_messages.is_none() {
+        return Err(config_error(format!("{what}: give maxBytes, maxMessages or both")));
+    }
+    let n = |v: Option<u64>| v.map_or(-1.0, |n| n as f64);
+    Ok(Array::of3(
+        &n(max_bytes).into(),
+        &n(max_messages).into(),
+        &(keep_first as f64).into(),
+    )
+    .into())
+}
+
+/// The spec's compaction rule, if any.
+fn compaction_of(spec: &JsValue) -> Option<crate::run::Compaction> {
+    let c = get(spec, "compaction");
+    if !Array::is_array(&c) {
+        return None;
+    }
+    let c = Array::from(&c);
+    let at = |k: u32| c.get(k).as_f64().filter(|n| *n >= 0.0).map(|n| n as usize);
+    let mut rule = crate::run::Compaction::default().keep_first(at(2).unwrap_or(1));
+    if let Some(b) = at(0) {
+        rule = rule.max_bytes(b);
+    }
+    if let Some(m) = at(1) {
+        rule = rule.max_messages(m);
+    }
+    Some(rule)
 }
 
 /// `config.limits` (`{ maxCheckpointBytes?, maxDepth? }`), checked.
@@ -371,6 +425,9 @@ impl Parts {
                 .as_f64()
                 .map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, |n| n as u32);
             config.set_output(output, retries).map_err(|e| agent_error(e, None))?;
+        }
+        if let Some(compaction) = compaction_of(spec) {
+            config.set_compaction(compaction).map_err(|e| agent_error(e, None))?;
         }
         if let Some(keys) = keys_of(spec) {
             config.set_keys(keys).map_err(|e| agent_error(e, None))?;

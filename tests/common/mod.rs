@@ -156,12 +156,17 @@ pub fn agent_with(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
     agent_asking(model, counters, false)
 }
 
+/// [`agent_with`] over any model.
+pub fn agent_with_model(model: impl Model + 'static, counters: &Counters) -> AgentBuilder {
+    agent_asking(model, counters, false)
+}
+
 /// As [`agent_with`], but `ask_user` returns [`answer_for`] at once instead of pausing.
 pub fn agent_answering_inline(model: Arc<TestModel>, counters: &Counters) -> AgentBuilder {
     agent_asking(model, counters, true)
 }
 
-fn agent_asking(model: Arc<TestModel>, counters: &Counters, inline: bool) -> AgentBuilder {
+fn agent_asking(model: impl Model + 'static, counters: &Counters, inline: bool) -> AgentBuilder {
     let c = counters.clone();
     let lookup = tool(
         "lookup",
