@@ -390,7 +390,7 @@ export function scriptedModel(responses) {
 
 function plainError(e) {
   const out = { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
-  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable']) {
+  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable', 'stopReason', 'attempts', 'problem']) {
     if (e != null && e[k] !== undefined) out[k] = e[k];
   }
   return out;

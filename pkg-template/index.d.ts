@@ -269,7 +269,7 @@ export type AgentEvent =
   /** The last event of a successful run: what prompt/resume would have returned. */
   | { type: 'done'; result: Outcome }
   /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
-  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean }; checkpoint?: Checkpoint };
+  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string }; checkpoint?: Checkpoint };
 
 export interface RunOptions {
   /** Called with every event, in order, as it happens. What it throws is ignored. */

@@ -51,6 +51,15 @@ test('past maxOutputRetries: OutputError with the checkpoint; resuming it gives 
   assert.equal(err.checkpoint.messages.length, 4);
   const r = await a.resume(err.checkpoint, '');
   assert.deepEqual(r.structured, { city: 'Oslo', population: 1 });
+  // The same failure as a stream's last event: plain JSON with the error's fields.
+  const events = [];
+  for await (const e of agent({ model: scriptedModel(script), output: cityOutput, maxOutputRetries: 1 }).stream({ prompt: 'Norway?' })) events.push(e);
+  const last = events.at(-1);
+  assert.equal(last.type, 'error');
+  assert.equal(last.error.name, 'OutputError');
+  assert.equal(last.error.attempts, 2);
+  assert.match(last.error.problem, /answer\.city/);
+  assert.equal(last.checkpoint.messages.length, 4);
 });
 
 test('config errors: a tool named final_answer next to output, a bad output schema, a bad bound', () => {

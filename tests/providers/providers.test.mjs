@@ -223,9 +223,10 @@ for (const provider of ['anthropic', 'openai']) {
     });
 
     test('stop reasons read from the stream: max_tokens is a ModelError, nothing recorded', async () => {
-      const { result } = await streamed('alwaysmax');
+      const { result, events } = await streamed('alwaysmax');
       assert.ok(result instanceof ModelError, String(result));
       assert.equal(result.stopReason, 'max_tokens');
+      assert.equal(events.at(-1).error.stopReason, 'max_tokens', 'the error event carries it too');
       assert.equal(result.checkpoint.messages.length, 1);
     });
   });
