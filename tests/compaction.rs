@@ -56,6 +56,7 @@ fn long_script(steps: usize) -> std::sync::Arc<TestModel> {
     TestModel::new(script)
 }
 
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_2000_step_run_stays_under_1_mb_and_every_request_is_provider_valid() {
     const STEPS: usize = 2000;
@@ -115,6 +116,7 @@ fn a_2000_step_run_stays_under_1_mb_and_every_request_is_provider_valid() {
     );
 }
 
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn max_messages_keep_first_and_bad_settings() {
     let model = long_script(30);
