@@ -44,6 +44,12 @@ for (const fw of FRAMEWORKS) {
   timing[fw.id] = child('lib/measure.mjs', fw.id);
 }
 
+// The same with a cold harness (two warm-up runs per n), for the issue-13 targets table.
+log('floor and W(n), cold harness (2 warm-up runs)');
+const floorCold = child('lib/measure.mjs', 'floor', 'cold');
+const timingCold = {};
+for (const fw of FRAMEWORKS) timingCold[fw.id] = child('lib/measure.mjs', fw.id, 'cold');
+
 // ---- 6: memory while paused at n=200 ------------------------------------------------------------------
 const memory = {};
 for (const fw of FRAMEWORKS) {
@@ -229,6 +235,29 @@ const streamTable = [
   `| first request of a fresh process, median of 5 | ${f1(mid(streamCold.map((c) => c.oursFirst)))} | ${f1(mid(streamCold.map((c) => c.floorFirst)))} |`,
 ].join('\n');
 
+// The targets of issue 13, as ratios measured side by side in this run, warm and with the cold harness.
+const vsAiSdk = (t, n) => t.ours.byN[n].msPerStep / t['ai-sdk'].byN[n].msPerStep;
+const prFloor = (t, f, n) => (t.ours.byN[n].pauseMs + t.ours.byN[n].resumeFirstCallMs) / (f.byN[n].stringifyMs + f.byN[n].parseMs);
+const oursBundle = figures.ours.bundleGzipKiB;
+const targetRows = [
+  ['ms per step ÷ AI SDK\'s, n=1', vsAiSdk(timing, 1), vsAiSdk(timingCold, 1), 0.1],
+  ['ms per step ÷ AI SDK\'s, n=10', vsAiSdk(timing, 10), vsAiSdk(timingCold, 10), 0.1],
+  ['ms per step ÷ AI SDK\'s, n=200', vsAiSdk(timing, 200), vsAiSdk(timingCold, 200), 0.05],
+  ['pause + resume ÷ JSON floor, n=10', prFloor(timing, floor, 10), prFloor(timingCold, floorCold, 10), 2],
+  ['pause + resume ÷ JSON floor, n=200', prFloor(timing, floor, 200), prFloor(timingCold, floorCold, 200), 2],
+  ['checkpoint bytes ÷ floor, n=200', figures.ours.bytesRatio, null, 1.05],
+];
+const targetTable = [
+  '| figure (issue 13) | warm | cold harness (2 warm-up runs) | target | meets (warm / cold) |',
+  '|---|---:|---:|---:|:---:|',
+  ...targetRows.map(([label, warm, coldV, target]) => {
+    const ok = (v) => (v === null ? '—' : v <= target ? 'yes' : '**no**');
+    return `| ${label} | ${ratio(warm)} | ${coldV === null ? '(same)' : ratio(coldV)} | ≤ ${target}× | ${ok(warm)} / ${ok(coldV ?? warm)} |`;
+  }),
+  `| Worker bundle, gzip (agent + kvSaver + one provider; ours: the whole .wasm) | ${f1(oursBundle)} KiB | (same) | ≤ 100 KiB | ${oursBundle <= 100 ? 'yes' : '**no**'} |`,
+  '| first request in a fresh workerd isolate ÷ AI SDK\'s | not measured yet | | ≤ 0.5 | — |',
+].join('\n');
+
 const versions = {
   '@langchain/langgraph': version('@langchain/langgraph'),
   '@langchain/core': version('@langchain/core'),
@@ -251,6 +280,10 @@ ms per step (median; whole W(n) ÷ n):
 
 ${perN}
 
+Issue 13's targets, side by side in this run (ratios; the cold harness gives each framework two warm-up runs per n):
+
+${targetTable}
+
 A long-lived isolate (100,000 requests per shape, one process each, never yielding to the event loop):
 
 ${isolateTable}
@@ -270,6 +303,6 @@ process.stdout.write(`${report}\n`);
 writeFileSync(join(BENCH, 'results.md'), report);
 writeFileSync(
   join(BENCH, 'results.json'),
-  `${JSON.stringify({ node: process.version, versions, floor, timing, memory, bundles, cold, bare, figures, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
+  `${JSON.stringify({ node: process.version, versions, floor, floorCold, timing, timingCold, memory, bundles, cold, bare, figures, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
 );
 log('done: results.md, results.json');
