@@ -49,6 +49,58 @@ impl Anthropic {
             thinking_budget: None,
         }
     }
+
+    /// The request with `extra` body fields (the stream flag), the body written once.
+    fn http(&self, request: &ModelRequest<'_>, extra: &[(&str, Value)]) -> HttpRequest {
+        // System messages kept in the history join the system prompt (the API has no system role).
+        let mut system: Vec<String> = request.system.map(str::to_owned).into_iter().collect();
+        let mut messages = Vec::new();
+        for m in request.messages {
+            let content = match &m.content {
+                Content::Text(t) => Value::String(t.clone()),
+                Content::Blocks(b) => Value::Array(b.iter().map(block).collect()),
+            };
+            match m.role {
+                Role::System => system.push(m.text()),
+                Role::User => messages.push(json!({"role": "user", "content": content})),
+                Role::Assistant => messages.push(json!({"role": "assistant", "content": content})),
+            }
+        }
+        let mut body = Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        body.insert("max_tokens".into(), self.max_tokens.into());
+        if !system.is_empty() {
+            body.insert("system".into(), system.join("\n\n").into());
+        }
+        body.insert("messages".into(), messages.into());
+        body.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+        if let Some(budget) = self.thinking_budget {
+            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+        }
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+                .collect();
+            body.insert("tools".into(), tools.into());
+        }
+        let mut headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("x-api-key".to_owned(), self.api_key.clone()),
+            ("anthropic-version".to_owned(), ANTHROPIC_VERSION.to_owned()),
+        ];
+        if self.browser_access {
+            headers.push(("anthropic-dangerous-direct-browser-access".into(), "true".into()));
+        }
+        headers.extend(self.headers.iter().cloned());
+        HttpRequest {
+            url: join_url(&self.base_url, "v1/messages"),
+            headers,
+            body: Value::Object(body).to_string(),
+            timeout: self.timeout,
+        }
+    }
 }
 
 fn block(b: &ContentBlock) -> Value {
@@ -89,53 +141,7 @@ impl WireFormat for Anthropic {
     }
 
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {
-        // System messages kept in the history join the system prompt (the API has no system role).
-        let mut system: Vec<String> = request.system.map(str::to_owned).into_iter().collect();
-        let mut messages = Vec::new();
-        for m in request.messages {
-            let content = match &m.content {
-                Content::Text(t) => Value::String(t.clone()),
-                Content::Blocks(b) => Value::Array(b.iter().map(block).collect()),
-            };
-            match m.role {
-                Role::System => system.push(m.text()),
-                Role::User => messages.push(json!({"role": "user", "content": content})),
-                Role::Assistant => messages.push(json!({"role": "assistant", "content": content})),
-            }
-        }
-        let mut body = Map::new();
-        body.insert("model".into(), self.model.clone().into());
-        body.insert("max_tokens".into(), self.max_tokens.into());
-        if !system.is_empty() {
-            body.insert("system".into(), system.join("\n\n").into());
-        }
-        body.insert("messages".into(), messages.into());
-        if let Some(budget) = self.thinking_budget {
-            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
-        }
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-                .collect();
-            body.insert("tools".into(), tools.into());
-        }
-        let mut headers = vec![
-            ("content-type".to_owned(), "application/json".to_owned()),
-            ("x-api-key".to_owned(), self.api_key.clone()),
-            ("anthropic-version".to_owned(), ANTHROPIC_VERSION.to_owned()),
-        ];
-        if self.browser_access {
-            headers.push(("anthropic-dangerous-direct-browser-access".into(), "true".into()));
-        }
-        headers.extend(self.headers.iter().cloned());
-        HttpRequest {
-            url: join_url(&self.base_url, "v1/messages"),
-            headers,
-            body: Value::Object(body).to_string(),
-            timeout: self.timeout,
-        }
+        self.http(request, &[])
     }
 
     fn response(&self, body: &Value) -> Result<ModelResponse, ModelError> {
@@ -199,10 +205,7 @@ impl WireFormat for Anthropic {
     }
 
     fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {
-        Some(super::with_body_fields(
-            self.request(request),
-            &[("stream", Value::Bool(true))],
-        ))
+        Some(self.http(request, &[("stream", Value::Bool(true))]))
     }
 
     /// The Messages API's stream: `message_start`, then per block `content_block_start`, its

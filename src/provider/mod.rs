@@ -159,17 +159,6 @@ pub trait WireFormat: MaybeSend + MaybeSync {
     }
 }
 
-/// `request` with `fields` added to its JSON body (e.g. `"stream": true`).
-pub(crate) fn with_body_fields(mut request: HttpRequest, fields: &[(&str, Value)]) -> HttpRequest {
-    if let Ok(Value::Object(mut body)) = serde_json::from_str::<Value>(&request.body) {
-        for (k, v) in fields {
-            body.insert((*k).to_owned(), v.clone());
-        }
-        request.body = Value::Object(body).to_string();
-    }
-    request
-}
-
 /// The JSON of an event's data, or an error naming the provider.
 pub(crate) fn event_json(provider: &str, event: &SseEvent) -> Result<Value, ModelError> {
     let text = crate::limits::repair_lone_surrogates(&event.data);

@@ -219,7 +219,36 @@ impl WireFormat for OpenAi {
     }
 
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {
+        self.http(request, &[])
+    }
+
+    fn response(&self, body: &Value) -> Result<ModelResponse, ModelError> {
+        chat_response(body)
+    }
+
+    fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {
+        let fields = [
+            ("stream", Value::Bool(true)),
+            ("stream_options", json!({"include_usage": true})),
+        ];
+        Some(self.http(request, &fields))
+    }
+
+    fn stream_event(
+        &self,
+        stream: &mut StreamedBody,
+        event: &SseEvent,
+        sink: &mut dyn DeltaSink,
+    ) -> Result<(), ModelError> {
+        chat_stream_event("openai", stream, event, sink)
+    }
+}
+
+impl OpenAi {
+    /// The request with `extra` body fields (the stream flags), the body written once.
+    fn http(&self, request: &ModelRequest<'_>, extra: &[(&str, Value)]) -> HttpRequest {
         let mut body = chat_body(request);
+        body.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
         body.insert("model".into(), self.model.clone().into());
         if let Some(max) = self.max_tokens {
             body.insert("max_tokens".into(), max.into());
@@ -235,27 +264,6 @@ impl WireFormat for OpenAi {
             body: Value::Object(body).to_string(),
             timeout: self.timeout,
         }
-    }
-
-    fn response(&self, body: &Value) -> Result<ModelResponse, ModelError> {
-        chat_response(body)
-    }
-
-    fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {
-        let fields = [
-            ("stream", Value::Bool(true)),
-            ("stream_options", json!({"include_usage": true})),
-        ];
-        Some(super::with_body_fields(self.request(request), &fields))
-    }
-
-    fn stream_event(
-        &self,
-        stream: &mut StreamedBody,
-        event: &SseEvent,
-        sink: &mut dyn DeltaSink,
-    ) -> Result<(), ModelError> {
-        chat_stream_event("openai", stream, event, sink)
     }
 }
 
@@ -275,7 +283,16 @@ pub(crate) fn chat_stream_event(
         stream.done = true;
         return Ok(());
     }
-    let chunk = super::event_json(provider, event)?;
+    chat_stream_chunk(provider, stream, &super::event_json(provider, event)?, sink)
+}
+
+/// One Chat Completions chunk, already parsed, folded into `stream`.
+pub(crate) fn chat_stream_chunk(
+    provider: &str,
+    stream: &mut StreamedBody,
+    chunk: &Value,
+    sink: &mut dyn DeltaSink,
+) -> Result<(), ModelError> {
     if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
         let message = error.get("message").and_then(Value::as_str).unwrap_or("an error");
         return Err(ModelError::Http {

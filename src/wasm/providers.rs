@@ -389,7 +389,7 @@ impl WorkersAiStream<'_> {
         }
         let chunk = crate::provider::event_json("workers-ai", event)?;
         if chunk.get("choices").is_some() {
-            return crate::provider::openai::chat_stream_event("workers-ai", &mut self.chat, event, &mut *self.sink);
+            return crate::provider::openai::chat_stream_chunk("workers-ai", &mut self.chat, &chunk, &mut *self.sink);
         }
         let Some(own) = self.own.as_object_mut() else {
             return Ok(());

@@ -63,12 +63,19 @@ test('past maxOutputRetries: OutputError with the checkpoint; resuming it gives 
 });
 
 test('config errors: a tool named final_answer next to output, a bad output schema, a bad bound', () => {
-  const own = defineTool({ name: 'final_answer', schema: (s) => ({}), handle: () => 'x' });
+  const own = defineTool({ name: 'final_answer', handle: () => 'x' });
   assert.throws(() => agent({ model: scriptedModel([]), tools: [own], output: cityOutput }), (e) => e instanceof ConfigError && /final_answer.*rename/.test(e.message));
   assert.throws(() => agent({ model: scriptedModel([]), output: 42 }), (e) => e instanceof ConfigError && /config\.output/.test(e.message));
   assert.throws(() => agent({ model: scriptedModel([]), output: cityOutput, maxOutputRetries: -1 }), (e) => e instanceof ConfigError && /maxOutputRetries/.test(e.message));
-  // Without output a tool may be called final_answer.
-  assert.equal(typeof agent({ model: scriptedModel([]), tools: [own] }).prompt, 'function');
+});
+
+test('without output, a tool of your own may be called final_answer and runs like any tool', async () => {
+  let ran = 0;
+  const own = defineTool({ name: 'final_answer', handle: () => { ran += 1; return 'mine'; } });
+  const r = await agent({ model: scriptedModel([turn(toolUse('f', 'final_answer', {})), 'ok']), tools: [own] }).prompt('go');
+  assert.equal(ran, 1);
+  assert.equal(r.structured, undefined);
+  assert.equal(resultsOf(r.messages[2])[0].content, 'mine');
 });
 
 test('a session keeps the structured answer; the next prompt asks again', async () => {
