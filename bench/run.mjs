@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { buildWorker, buildNode, runInWorkerd, COMPAT_DATE } from './lib/bundle.mjs';
 import { coldStart, bareNode } from './lib/cold.mjs';
+import { measureFresh } from './fresh-workerd.mjs';
 import { N_VALUES, ANSWER, finalText } from './lib/workload.mjs';
 
 const BENCH = fileURLToPath(new URL('./', import.meta.url));
@@ -73,6 +74,10 @@ for (const fw of FRAMEWORKS) {
     failureWithCompat: compat && !compat.ok ? compat.log.slice(0, 300) : null,
   };
 }
+
+// ---- 4b: the first request in a fresh workerd isolate (a new workerd process per repetition) -----------
+log('first request in a fresh workerd isolate: every framework, 7 fresh processes each');
+const fresh = await measureFresh(FRAMEWORKS.map((fw) => fw.id), 7, bundles);
 
 // ---- 5: cold start --------------------------------------------------------------------------------------
 log('cold start: bare node');
@@ -247,6 +252,11 @@ const targetRows = [
   ['pause + resume ÷ JSON floor, n=200', prFloor(timing, floor, 200), prFloor(timingCold, floorCold, 200), 2],
   ['checkpoint bytes ÷ floor, n=200', figures.ours.bytesRatio, null, 1.05],
 ];
+// Fresh isolates: ratios of medians, and the milliseconds behind them.
+const freshRow = (label, pick) => {
+  const r = pick(fresh.byFw.ours) / pick(fresh.byFw['ai-sdk']);
+  return `| ${label}; ms: ours ${f1(pick(fresh.byFw.ours))}, AI SDK ${f1(pick(fresh.byFw['ai-sdk']))} | ${ratio(r)} | (same) | ≤ 0.5× | ${r <= 0.5 ? 'yes' : '**no**'} |`;
+};
 const targetTable = [
   '| figure (issue 13) | warm | cold harness (2 warm-up runs) | target | meets (warm / cold) |',
   '|---|---:|---:|---:|:---:|',
@@ -255,7 +265,16 @@ const targetTable = [
     return `| ${label} | ${ratio(warm)} | ${coldV === null ? '(same)' : ratio(coldV)} | ≤ ${target}× | ${ok(warm)} / ${ok(coldV ?? warm)} |`;
   }),
   `| Worker bundle, gzip (agent + kvSaver + one provider; ours: the whole .wasm) | ${f1(oursBundle)} KiB | (same) | ≤ 100 KiB | ${oursBundle <= 100 ? 'yes' : '**no**'} |`,
-  '| first request in a fresh workerd isolate ÷ AI SDK\'s | not measured yet | | ≤ 0.5 | — |',
+  freshRow('first request in a fresh workerd isolate ÷ AI SDK\'s (W(1): prompt, pause, resume, answer)', (m) => m.firstMs),
+  freshRow('workerd start + first request ÷ AI SDK\'s', (m) => m.startupMs + m.firstMs),
+].join('\n');
+
+const freshTable = [
+  `| | ${FRAMEWORKS.map((fw) => fw.column).join(' | ')} |`,
+  `|---|${FRAMEWORKS.map(() => '---:').join('|')}|`,
+  `| workerd start until it listens, ms (Worker loaded and evaluated) | ${FRAMEWORKS.map((fw) => f1(fresh.byFw[fw.id].startupMs)).join(' | ')} |`,
+  `| first request, ms | ${FRAMEWORKS.map((fw) => f1(fresh.byFw[fw.id].firstMs)).join(' | ')} |`,
+  `| second request, ms | ${FRAMEWORKS.map((fw) => f1(fresh.byFw[fw.id].secondMs)).join(' | ')} |`,
 ].join('\n');
 
 const versions = {
@@ -284,6 +303,10 @@ Issue 13's targets, side by side in this run (ratios; the cold harness gives eac
 
 ${targetTable}
 
+First request in a fresh workerd isolate (\`bench/fresh-workerd.mjs\`: each framework's minimal Worker, a new workerd process per repetition, medians of ${fresh.bare.reps}; a bare Worker answering at once: start ${f1(fresh.bare.startupMs)} ms, first request ${f1(fresh.bare.firstMs)} ms):
+
+${freshTable}
+
 A long-lived isolate (100,000 requests per shape, one process each, never yielding to the event loop):
 
 ${isolateTable}
@@ -303,6 +326,6 @@ process.stdout.write(`${report}\n`);
 writeFileSync(join(BENCH, 'results.md'), report);
 writeFileSync(
   join(BENCH, 'results.json'),
-  `${JSON.stringify({ node: process.version, versions, floor, floorCold, timing, timingCold, memory, bundles, cold, bare, figures, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
+  `${JSON.stringify({ node: process.version, versions, floor, floorCold, timing, timingCold, memory, bundles, fresh, cold, bare, figures, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
 );
 log('done: results.md, results.json');

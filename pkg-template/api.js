@@ -4,7 +4,7 @@
 // connection). Each call builds what it needs in wasm and drops it when its promise settles, so an object
 // the program drops is released by the garbage collector; free() / [Symbol.dispose] release it at once.
 import * as raw from './resumable_agent.js';
-import { ConfigError, ReleasedError, InstanceLostError } from './resumable_agent.js';
+import { ConfigError, ReleasedError, InstanceLostError, agentSpec, sealSpec, normalizeTool } from './resumable_agent.js';
 
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
@@ -66,16 +66,16 @@ function guardAsync(f) {
 }
 
 const ASYNC = ['prompt', 'resume', 'runSession', 'sessionOp', 'listSessions', 'saverCall', 'providerComplete', 'scriptedComplete'];
-const SYNC = ['compileAgent', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'defineTool', 'isInterrupted', 'assertComplete', 'memoryUsage'];
+const SYNC = ['checkAgent', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage'];
 const wasm = {};
 for (const name of ASYNC) wasm[name] = (...args) => guardAsync(() => raw[name](...args));
 for (const name of SYNC) wasm[name] = (...args) => guardSync(() => raw[name](...args));
 Object.freeze(wasm);
 
 /** Checks a tool definition at once (throws ConfigError naming what is wrong). */
-export const defineTool = (def) => wasm.defineTool(def);
+export const defineTool = (def) => normalizeTool(def, 'defineTool');
 /** Type guard: the run paused for a human. */
-export const isInterrupted = (result) => wasm.isInterrupted(result);
+export const isInterrupted = (result) => result !== null && typeof result === 'object' && result.interrupted === true;
 /** Returns a finished result; throws RunInterruptedError for a paused one. */
 export const assertComplete = (result) => wasm.assertComplete(result);
 /** `{ wasmBytes, instancesReplaced }`: the size of this package's WebAssembly memory, and how often a trapped instance was replaced. */
@@ -246,7 +246,9 @@ class Saver {
 export function agent(config) {
   const model = config != null && typeof config === 'object' ? config.model : undefined;
   const builtin = typeof model === 'function' ? BUILTIN_MODELS.get(model) : undefined;
-  return new Agent(wasm.compileAgent(config, builtin));
+  // Read and checked in JS (glue.js agentSpec); the core's own rules in one call into wasm.
+  const spec = agentSpec(config, builtin);
+  return new Agent(sealSpec(spec, wasm.checkAgent(spec)));
 }
 
 /** A saver in memory (this process or tab only). */

@@ -396,6 +396,16 @@ impl AgentConfig {
         Ok(())
     }
 
+    /// The tool through which the model gives its structured answer, when the agent has an output schema.
+    #[cfg(all(target_arch = "wasm32", feature = "js"))]
+    pub(crate) fn final_answer_tool(&self) -> Option<&ToolDefinition> {
+        self.rules.output.as_ref()?;
+        self.rules
+            .definitions
+            .iter()
+            .find(|d| d.name == crate::run::FINAL_ANSWER_TOOL)
+    }
+
     /// The state a new run starts with, checked against the depth limit.
     pub(crate) fn set_state(&mut self, state: Option<Value>) -> Result<(), AgentError> {
         if let Some(depth) = state

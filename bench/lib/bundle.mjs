@@ -6,7 +6,7 @@ import { builtinModules } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { readFileSync, writeFileSync, rmSync, mkdirSync, copyFileSync, readdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { createServer, connect } from 'node:net';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -82,8 +82,8 @@ async function freePort() {
   return port;
 }
 
-/** Serves the bundle in workerd on 127.0.0.1 and makes one request: `{ ok, status, body, log }`. */
-export async function runInWorkerd(bundle, { nodejsCompat, expectText, timeoutMs = 30_000 }) {
+/** workerd serving `bundle` on a free 127.0.0.1 port: `{ child, port, log(), stop() }`. */
+async function startWorkerd(bundle, nodejsCompat) {
   const port = await freePort();
   const modules = [`(name = "worker.mjs", esModule = embed "worker.mjs")`, ...bundle.wasmFiles.map((f) => `(name = "${f}", wasm = embed "${f}")`)];
   const flags = nodejsCompat ? '"nodejs_compat"' : '';
@@ -114,22 +114,82 @@ const bench :Workerd.Worker = (
     }
     await exited;
   };
+  return { child, port, log: () => log.trim(), stop };
+}
+
+/** Serves the bundle in workerd on 127.0.0.1 and makes one request: `{ ok, status, body, log }`. */
+export async function runInWorkerd(bundle, { nodejsCompat, expectText, timeoutMs = 30_000 }) {
+  const w = await startWorkerd(bundle, nodejsCompat);
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
-      if (child.exitCode !== null) return { ok: false, status: 0, body: '', log: log.trim() };
+      if (w.child.exitCode !== null) return { ok: false, status: 0, body: '', log: w.log() };
       try {
-        const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(`http://127.0.0.1:${w.port}/`, { signal: AbortSignal.timeout(10_000) });
         const body = await res.text();
-        return { ok: res.status === 200 && body === expectText, status: res.status, body, log: log.trim() };
+        return { ok: res.status === 200 && body === expectText, status: res.status, body, log: w.log() };
       } catch {
-        if (Date.now() > deadline) return { ok: false, status: 0, body: '', log: `timeout\n${log.trim()}` };
+        if (Date.now() > deadline) return { ok: false, status: 0, body: '', log: `timeout\n${w.log()}` };
         await new Promise((r) => setTimeout(r, 100));
       }
     }
   } finally {
-    await stop();
+    await w.stop();
   }
+}
+
+/** Resolves once a TCP connection to 127.0.0.1:port succeeds (tried every 2 ms), false after `timeoutMs`. */
+async function whenListening(port, child, timeoutMs) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline && child.exitCode === null) {
+    const ok = await new Promise((resolve) => {
+      const s = connect({ host: '127.0.0.1', port });
+      s.once('connect', () => { s.destroy(); resolve(true); });
+      s.once('error', () => { s.destroy(); resolve(false); });
+    });
+    if (ok) return true;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  return false;
+}
+
+/**
+ * A fresh workerd isolate, `reps` times (a new workerd process each): ms from spawn until the socket accepts
+ * (workerd has loaded and evaluated the Worker's modules by then), and ms of the first and second request.
+ * Medians. The caller's fetch is warmed up first, so its own first-use cost is not counted.
+ */
+export async function freshWorkerd(bundle, { nodejsCompat, expectText, reps = 5, timeoutMs = 30_000 }) {
+  const startup = [];
+  const first = [];
+  const second = [];
+  for (let r = 0; r < reps; r++) {
+    const t0 = performance.now();
+    const w = await startWorkerd(bundle, nodejsCompat);
+    try {
+      if (!(await whenListening(w.port, w.child, timeoutMs))) throw new Error(`workerd did not listen:\n${w.log()}`);
+      startup.push(performance.now() - t0);
+      for (const into of [first, second]) {
+        const a = performance.now();
+        const res = await fetch(`http://127.0.0.1:${w.port}/`, { signal: AbortSignal.timeout(timeoutMs) });
+        const body = await res.text();
+        into.push(performance.now() - a);
+        if (res.status !== 200 || body !== expectText) throw new Error(`unexpected answer ${res.status}: ${body.slice(0, 200)}\n${w.log()}`);
+      }
+    } finally {
+      await w.stop();
+    }
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  return { reps, startupMs: median(startup), firstMs: median(first), secondMs: median(second) };
+}
+
+/** A Worker that answers every request with `text` at once: the baseline of `freshWorkerd`. */
+export async function buildBareWorker(text) {
+  const outdir = join(OUT, 'worker', 'bare');
+  rmSync(outdir, { recursive: true, force: true });
+  mkdirSync(outdir, { recursive: true });
+  writeFileSync(join(outdir, 'worker.mjs'), `export default { fetch() { return new Response(${JSON.stringify(text)}, { headers: { 'content-type': 'text/plain' } }); } };\n`);
+  return { fw: 'bare', outdir, wasmFiles: [] };
 }
 
 /**

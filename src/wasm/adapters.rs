@@ -4,13 +4,16 @@
 use std::cell::RefCell;
 use std::future::Future;
 
-use js_sys::{Array, Function, Object, Promise};
+use js_sys::{Array, Function, Promise};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::convert::{get, json_text, set, to_js};
-use super::glue::{describe, error_message, error_name, is_interrupt_error, next_state, settle_call, tool_context};
+use super::convert::{get, json_text, to_js};
+use super::glue::{
+    append_messages, describe, error_message, error_name, is_interrupt_error, model_request, next_state, settle_call,
+    settle1, settle2, tool_context,
+};
 use crate::error::ModelError;
 use crate::interrupt::{Approval, OnExpire};
 use crate::message::Message;
@@ -20,11 +23,18 @@ use crate::tool::{InterruptError, Tool, ToolContext, ToolError};
 
 /// Awaits `f(...args)`, whatever it returns; a synchronous throw is an error like a rejection.
 pub(crate) async fn call_js(f: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
-    let list = Array::new();
-    for a in args {
-        list.push(a);
-    }
-    JsFuture::from(settle_call(f, &list)).await
+    let promise = match args {
+        [a] => settle1(f, a),
+        [a, b] => settle2(f, a, b),
+        _ => {
+            let list = Array::new();
+            for a in args {
+                list.push(a);
+            }
+            settle_call(f, &list)
+        }
+    };
+    JsFuture::from(promise).await
 }
 
 /// Awaits whatever a JS method returned (a value or a promise), keeping a synchronous throw as an error.
@@ -53,9 +63,15 @@ pub(crate) fn with_deadline<R>(deadline: Option<f64>, f: impl FnOnce() -> R) -> 
 pub(crate) struct JsTool {
     pub(crate) definition: ToolDefinition,
     pub(crate) handle: Function,
-    /// `undefined` | boolean | `{ expiresInMs }` | a function of `(input, ctx)` returning one of those.
-    pub(crate) approval: JsValue,
+    pub(crate) approval: JsApproval,
     pub(crate) on_expire: OnExpire,
+}
+
+/// A JS tool's `needsApproval`: fixed when the agent was built, or a function of `(input, ctx)` returning a
+/// boolean or `{ expiresInMs }`.
+pub(crate) enum JsApproval {
+    Fixed(Approval),
+    Function(JsValue),
 }
 
 fn interrupt_of(error: &JsValue) -> InterruptError {
@@ -166,19 +182,18 @@ impl Tool for JsTool {
     ) -> impl Future<Output = Result<crate::interrupt::Approval, ToolError>> + MaybeSend + 'a {
         let js_ctx = context(&ctx);
         async move {
-            let decided = if self.approval.is_function() {
-                call_js(&self.approval, &[&to_js(input), &js_ctx])
+            let decided = match &self.approval {
+                JsApproval::Fixed(a) => return Ok(*a),
+                JsApproval::Function(f) => call_js(f, &[&to_js(input), &js_ctx])
                     .await
-                    .map_err(|e| ToolError::Failed(format!("needsApproval threw: {}", error_message(&e))))?
-            } else {
-                self.approval.clone()
+                    .map_err(|e| ToolError::Failed(format!("needsApproval threw: {}", error_message(&e))))?,
             };
             approval_of(&decided).map_err(ToolError::Failed)
         }
     }
 
     fn may_need_approval(&self) -> bool {
-        !(self.approval.is_undefined() || self.approval.is_null() || self.approval.as_bool() == Some(false))
+        !matches!(self.approval, JsApproval::Fixed(Approval::NotNeeded))
     }
 
     fn on_expire(&self) -> OnExpire {
@@ -261,15 +276,12 @@ impl JsModel {
             m.array = Array::new();
             m.synced = 0;
         }
-        if let Some(added) = messages.get(m.synced..) {
-            if let Ok(added) = to_js(added).dyn_into::<Array>() {
-                for v in added.iter() {
-                    m.array.push(&v);
-                }
-            }
-        }
+        let added = messages
+            .get(m.synced..)
+            .filter(|a| !a.is_empty())
+            .and_then(|a| serde_json::to_string(a).ok());
         m.synced = messages.len();
-        m.array.slice(0, m.array.length())
+        append_messages(&m.array, added.as_deref())
     }
 
     fn failed(&self, error: JsValue) -> ModelError {
@@ -282,13 +294,7 @@ impl JsModel {
     }
 
     fn js_request(&self, request: &ModelRequest<'_>) -> JsValue {
-        let js_request = Object::new();
-        if !self.system.is_undefined() {
-            set(&js_request, "system", &self.system);
-        }
-        set(&js_request, "messages", &self.messages(request.messages));
-        set(&js_request, "tools", &self.tools);
-        js_request.into()
+        model_request(&self.system, &self.messages(request.messages), &self.tools)
     }
 }
 

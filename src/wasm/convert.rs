@@ -29,27 +29,51 @@ pub(crate) fn json_text(value: &JsValue) -> Result<Option<String>, String> {
     }
 }
 
-pub(crate) fn set(target: &Object, key: &str, value: &JsValue) {
+thread_local! {
+    /// Property names as JS strings, made once: a key crosses into JS as a handle, not as UTF-8 to decode.
+    static KEYS: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with `key` as a JS string, made at most once per key.
+pub(crate) fn with_key<R>(key: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+    KEYS.with(|keys| {
+        let Ok(mut keys) = keys.try_borrow_mut() else {
+            // Called again from inside `f` (a getter that calls back into the package): no cache then.
+            return f(&JsValue::from_str(key));
+        };
+        if let Some((_, k)) = keys.iter().find(|(k, _)| std::ptr::eq(*k, key) || *k == key) {
+            return f(k);
+        }
+        let k = JsValue::from_str(key);
+        let out = f(&k);
+        keys.push((key, k));
+        out
+    })
+}
+
+pub(crate) fn set(target: &Object, key: &'static str, value: &JsValue) {
     // Defining a property on a plain, extensible object cannot fail.
-    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+    with_key(key, |k| {
+        let _ = Reflect::set(target, k, value);
+    })
 }
 
 /// `target[key]`, or `undefined` when `target` is not an object (without throwing: an exception costs a
 /// stack trace).
-pub(crate) fn get(target: &JsValue, key: &str) -> JsValue {
+pub(crate) fn get(target: &JsValue, key: &'static str) -> JsValue {
     if !target.is_object() && !target.is_function() {
         return JsValue::UNDEFINED;
     }
-    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    with_key(key, |k| Reflect::get(target, k).unwrap_or(JsValue::UNDEFINED))
 }
 
 /// `obj[key]` when it is set (neither undefined nor null).
-fn set_option(obj: &JsValue, key: &str) -> Option<JsValue> {
+fn set_option(obj: &JsValue, key: &'static str) -> Option<JsValue> {
     Some(get(obj, key)).filter(|v| !v.is_undefined() && !v.is_null())
 }
 
 /// An optional string option; `owner` names the object in the error (`config`, `kvSaver options`, ...).
-pub(crate) fn string_option(obj: &JsValue, key: &str, owner: &str) -> Result<Option<String>, JsValue> {
+pub(crate) fn string_option(obj: &JsValue, key: &'static str, owner: &str) -> Result<Option<String>, JsValue> {
     set_option(obj, key)
         .map(|v| {
             v.as_string()
@@ -59,7 +83,7 @@ pub(crate) fn string_option(obj: &JsValue, key: &str, owner: &str) -> Result<Opt
 }
 
 /// An optional whole-number option of at least `min` (0 or 1).
-pub(crate) fn integer_option(obj: &JsValue, key: &str, owner: &str, min: u64) -> Result<Option<u64>, JsValue> {
+pub(crate) fn integer_option(obj: &JsValue, key: &'static str, owner: &str, min: u64) -> Result<Option<u64>, JsValue> {
     let kind = if min == 0 {
         "a non-negative integer"
     } else {
@@ -75,7 +99,7 @@ pub(crate) fn integer_option(obj: &JsValue, key: &str, owner: &str, min: u64) ->
         .transpose()
 }
 
-pub(crate) fn fields(pairs: &[(&str, JsValue)]) -> JsValue {
+pub(crate) fn fields(pairs: &[(&'static str, JsValue)]) -> JsValue {
     let o = Object::new();
     for (k, v) in pairs {
         set(&o, k, v);
@@ -203,30 +227,52 @@ pub(crate) fn agent_error_as(error: AgentError, cause: Option<JsValue>, given: O
 }
 
 /// The JS result. `messages` is the run's conversation already mirrored in JS, when there is one;
-/// `given` the checkpoint as the JS value to hand out (a sealed envelope).
+/// `given` the checkpoint as the JS value to hand out (a sealed envelope). Written as one JSON text and
+/// parsed once in JS; the JS values given take the places held for them (`null` in the text), so the
+/// result's keys keep their order.
 pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>, given: Option<JsValue>) -> JsValue {
-    let to_js_checkpoint = |c: &Checkpoint| given.clone().unwrap_or_else(|| to_js(c));
-    match outcome {
-        Outcome::Interrupted(i) => fields(&[
-            ("interrupted", JsValue::TRUE),
-            ("question", JsValue::from_str(&i.question)),
-            ("checkpoint", to_js_checkpoint(&i.checkpoint)),
-            ("interrupts", to_js(i.interrupts())),
-        ]),
-        Outcome::Complete(r) => {
-            let mut pairs = vec![
-                ("text", JsValue::from_str(&r.text)),
-                ("usage", to_js(&r.checkpoint.usage)),
-                // Separate objects from the checkpoint's: changing one cannot alter the other.
-                ("messages", messages.unwrap_or_else(|| to_js(&r.checkpoint.messages))),
-                ("checkpoint", to_js_checkpoint(&r.checkpoint)),
-                ("iterations", r.checkpoint.iterations.into()),
-            ];
-            // Only with an output schema: a result stays the plain JSON its `done` event carries.
-            pairs.extend(r.structured().map(|v| ("structured", to_js(v))));
-            fields(&pairs)
-        }
+    use crate::message::Message;
+    use serde_json::Value;
+    #[derive(Serialize)]
+    struct Paused<'a> {
+        interrupted: bool,
+        question: &'a str,
+        checkpoint: Option<&'a Checkpoint>,
+        interrupts: &'a [crate::interrupt::Interrupt],
     }
+    #[derive(Serialize)]
+    struct Complete<'a> {
+        text: &'a str,
+        usage: &'a crate::message::Usage,
+        messages: Option<&'a [Message]>,
+        checkpoint: Option<&'a Checkpoint>,
+        iterations: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        structured: Option<&'a Value>,
+    }
+    let text = match outcome {
+        Outcome::Interrupted(i) => serde_json::to_string(&Paused {
+            interrupted: true,
+            question: &i.question,
+            checkpoint: given.is_none().then_some(&i.checkpoint),
+            interrupts: i.interrupts(),
+        }),
+        Outcome::Complete(r) => serde_json::to_string(&Complete {
+            text: &r.text,
+            usage: &r.checkpoint.usage,
+            messages: messages.is_none().then_some(&r.checkpoint.messages[..]),
+            checkpoint: given.is_none().then_some(&r.checkpoint),
+            iterations: r.checkpoint.iterations,
+            // Only with an output schema: a result stays the plain JSON its `done` event carries.
+            structured: r.structured(),
+        }),
+    };
+    let undefined = JsValue::UNDEFINED;
+    super::glue::outcome(
+        &text.unwrap_or_default(),
+        messages.as_ref().unwrap_or(&undefined),
+        given.as_ref().unwrap_or(&undefined),
+    )
 }
 
 /// The JSON text of a checkpoint given as an object or as text: as a JS string and as a Rust string. Text

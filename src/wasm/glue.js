@@ -234,6 +234,197 @@ export function settle(f, args) {
   }
 }
 
+// ---- tools and agent config ----------------------------------------------------------------------------
+// Read and checked here, in JS, where reading a property costs nothing: one crossing into wasm per agent
+// (`checkAgent`, the core's own rules) instead of one per field. What the Rust side needs travels as one
+// JSON text (`core`); the functions stay in JS (`fns`).
+
+/** Tools that came out of normalizeTool: frozen and already checked. */
+const CHECKED_TOOLS = new WeakSet();
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_SAFE_OPTION = 9.0e15;
+
+/** An optional whole-number option of at least `min`; undefined when absent (undefined or null). */
+export function integerOption(obj, key, owner, min) {
+  const v = obj[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_SAFE_OPTION) {
+    throw new ConfigError(`${owner}.${key}: expected ${min === 0 ? 'a non-negative integer' : 'a positive integer'}`);
+  }
+  return v;
+}
+
+/** `needsApproval` (not a function) as `[needed, expiresInMs]`, or a ConfigError naming `path`. */
+function staticApproval(v, path) {
+  if (v === undefined || v === null || v === false) return [false, undefined];
+  if (v === true) return [true, undefined];
+  if (typeof v === 'object') {
+    const ms = v.expiresInMs;
+    if (ms === undefined) return [true, undefined];
+    if (typeof ms === 'number' && Number.isInteger(ms) && ms >= 0 && ms <= MAX_SAFE_OPTION) return [true, ms];
+    throw new ConfigError(`${path}.needsApproval.expiresInMs: expected a non-negative integer, got ${describeValue(ms)}`);
+  }
+  throw new ConfigError(`${path}.needsApproval: expected a boolean or { expiresInMs }, got ${describeValue(v)}`);
+}
+
+function toolInvalid(path, what, got) {
+  return new ConfigError(`${path}: expected ${what}, got ${describeValue(got)}`);
+}
+
+/**
+ * Checks a tool definition and compiles its schema: `{ name, description, inputSchema, handle,
+ * needsApproval?, onExpire? }`, frozen. A tool this returned is not checked again.
+ */
+export function normalizeTool(def, path) {
+  if (CHECKED_TOOLS.has(def)) return def;
+  if (def === null || typeof def !== 'object') throw toolInvalid(path, 'a tool object', def);
+  const name = def.name;
+  if (typeof name !== 'string') throw toolInvalid(`${path}.name`, '1-64 letters, digits, "_" or "-"', name);
+  if (!TOOL_NAME.test(name)) {
+    throw new ConfigError(`${path}.name: expected 1-64 letters, digits, "_" or "-" (what every provider accepts), got ${JSON.stringify(name)}`);
+  }
+  const description = def.description;
+  if (description !== undefined && typeof description !== 'string') throw toolInvalid(`${path}.description`, 'a string', description);
+  const handle = def.handle;
+  if (typeof handle !== 'function') throw toolInvalid(`${path}.handle`, 'a function (input, ctx) => result', handle);
+  const field = def.inputSchema === undefined ? 'schema' : 'inputSchema';
+  const inputSchema = compileSchema(def[field], `${path}.${field}`);
+  const needsApproval = def.needsApproval;
+  if (typeof needsApproval !== 'function') staticApproval(needsApproval, path);
+  const onExpire = def.onExpire;
+  if (onExpire !== undefined && onExpire !== 'deny' && onExpire !== 'error') throw toolInvalid(`${path}.onExpire`, '"deny" or "error"', onExpire);
+  const tool = Object.freeze({ name, description: description ?? '', inputSchema, handle, needsApproval, onExpire });
+  CHECKED_TOOLS.add(tool);
+  return tool;
+}
+
+/** `config.limits` as `{ maxCheckpointBytes?, maxDepth? }` (numbers checked; their bounds are the core's). */
+function limitsOf(config) {
+  const limits = config.limits;
+  if (limits === undefined || limits === null) return undefined;
+  if (typeof limits !== 'object') {
+    throw new ConfigError(`config.limits: expected { maxCheckpointBytes?, maxDepth? }, got ${describeValue(limits)}`);
+  }
+  return {
+    maxCheckpointBytes: integerOption(limits, 'maxCheckpointBytes', 'config.limits', 1),
+    maxDepth: integerOption(limits, 'maxDepth', 'config.limits', 1),
+  };
+}
+
+function compactionOf(config) {
+  const c = config.compaction;
+  if (c === undefined || c === null) return undefined;
+  if (typeof c !== 'object') {
+    throw new ConfigError(`config.compaction: expected { maxBytes?, maxMessages?, keepFirst? }, got ${describeValue(c)}`);
+  }
+  if (c.summarize !== undefined) {
+    throw new ConfigError('config.compaction.summarize: not supported yet; compaction drops the oldest whole steps');
+  }
+  const what = 'config.compaction';
+  const out = {
+    maxBytes: integerOption(c, 'maxBytes', what, 1),
+    maxMessages: integerOption(c, 'maxMessages', what, 1),
+    keepFirst: integerOption(c, 'keepFirst', what, 1) ?? 1,
+  };
+  if (out.maxBytes === undefined && out.maxMessages === undefined) throw new ConfigError(`${what}: give maxBytes, maxMessages or both`);
+  return out;
+}
+
+/**
+ * `agent(config)`'s spec, before the core's rules are checked (`checkAgent`): `{ core, fns, toolSpecs,
+ * model, builtin, keys }`. `core` is the JSON text the Rust agent is built from on every call; `fns` holds
+ * each tool's `[handle, needsApproval]`; `toolSpecs` is what a JS model sees as `request.tools`.
+ */
+export function agentSpec(config, builtin) {
+  if (config === null || typeof config !== 'object') {
+    throw new ConfigError('agent(config): expected a config object { instructions?, tools?, model, maxIterations? }');
+  }
+  const instructions = config.instructions ?? undefined;
+  if (instructions !== undefined && typeof instructions !== 'string') throw new ConfigError('config.instructions: expected a string');
+  const model = config.model;
+  if (typeof model !== 'function') {
+    throw new ConfigError('config.model: expected a model function (request) => response, e.g. scriptedModel([...]) or a provider');
+  }
+  const maxIterations = integerOption(config, 'maxIterations', 'config', 1);
+  const state = config.state === undefined ? undefined : plainJsonText(config.state, 'config.state');
+  const keys = checkpointKeysSpec(config);
+  const limits = limitsOf(config);
+  const listed = config.tools ?? [];
+  if (!Array.isArray(listed)) throw new ConfigError('config.tools: expected an array of tools');
+  const tools = [];
+  const fns = [];
+  const toolSpecs = [];
+  for (let i = 0; i < listed.length; i++) {
+    const t = normalizeTool(listed[i], `config.tools[${i}]`);
+    const fn = typeof t.needsApproval === 'function';
+    const [needed, expiresInMs] = fn ? [false, undefined] : staticApproval(t.needsApproval, '');
+    tools.push({
+      name: t.name, description: t.description, inputSchema: t.inputSchema,
+      approval: fn ? 'function' : needed ? 'needed' : 'none', expiresInMs, onExpire: t.onExpire ?? 'error',
+    });
+    fns.push(t.handle, fn ? t.needsApproval : undefined);
+    toolSpecs.push(Object.freeze({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  }
+  const output = config.output === undefined || config.output === null ? undefined : compileOutputSchema(config.output, 'config.output');
+  const compaction = compactionOf(config);
+  const maxOutputRetries = integerOption(config, 'maxOutputRetries', 'config', 0);
+  const core = JSON.stringify({ instructions, maxIterations, tools, state, limits, output, maxOutputRetries, compaction });
+  return { core, fns: Object.freeze(fns), toolSpecs, model, builtin, keys, instructions };
+}
+
+/** Completes a spec with what the core adds (the final_answer tool a model sees), frozen. */
+export function sealSpec(spec, finalAnswerTool) {
+  if (finalAnswerTool !== undefined) spec.toolSpecs.push(Object.freeze(finalAnswerTool));
+  Object.freeze(spec.toolSpecs);
+  return Object.freeze(spec);
+}
+
+// ---- the per-call boundary -----------------------------------------------------------------------------
+
+/** `o[k]` of an object this package made (a spec): no checks, nothing to catch. */
+export function prop(o, k) {
+  return o[k];
+}
+
+/** Appends `added` (JSON text of messages, if any) to `mirror`; returns a copy of it. */
+export function appendMessages(mirror, added) {
+  if (added !== undefined) for (const m of JSON.parse(added)) mirror.push(m);
+  return mirror.slice();
+}
+
+/** A model request `{ system?, messages, tools }`. */
+export function modelRequest(system, messages, tools) {
+  const request = {};
+  if (system !== undefined) request.system = system;
+  request.messages = messages;
+  request.tools = tools;
+  return request;
+}
+
+/** `f(a)` / `f(a, b)` as a promise, whatever `f` does. */
+export function settle1(f, a) {
+  try {
+    return Promise.resolve(f(a));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+export function settle2(f, a, b) {
+  try {
+    return Promise.resolve(f(a, b));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** A run's result from its JSON text, with `messages` and `checkpoint` put in when given as JS values. */
+export function outcome(text, messages, checkpoint) {
+  const r = JSON.parse(text);
+  if (messages !== undefined) r.messages = messages;
+  if (checkpoint !== undefined) r.checkpoint = checkpoint;
+  return r;
+}
+
 // ---- agent state ---------------------------------------------------------------------------------------
 
 /** Where `value` stops being plain JSON (null, booleans, finite numbers, strings, arrays, plain objects). */

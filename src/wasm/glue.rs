@@ -45,16 +45,10 @@ extern "C" {
     pub(crate) fn error_message(e: &JsValue) -> String;
     #[wasm_bindgen(js_name = errorName)]
     pub(crate) fn error_name(e: &JsValue) -> Option<String>;
-    #[wasm_bindgen(js_name = compileSchema, catch)]
-    pub(crate) fn compile_schema(schema: &JsValue, path: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = compileOutputSchema, catch)]
-    pub(crate) fn compile_output_schema(schema: &JsValue, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = describe)]
     pub(crate) fn describe(value: &JsValue) -> String;
     #[wasm_bindgen(js_name = freeze)]
     pub(crate) fn freeze(value: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = plainJsonText, catch)]
-    pub(crate) fn plain_json_text(value: &JsValue, what: &str) -> Result<String, JsValue>;
     #[wasm_bindgen(js_name = toolContext)]
     pub(crate) fn tool_context(tool_use_id: &str, run_id: &str, state_json: Option<String>) -> JsValue;
     #[wasm_bindgen(js_name = nextState)]
@@ -65,9 +59,33 @@ extern "C" {
     /// `promise`, rejected after `ms` unless it settled.
     #[wasm_bindgen(js_name = race)]
     pub(crate) fn race(promise: &js_sys::Promise, ms: f64) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = checkpointKeysSpec, catch)]
-    pub(crate) fn checkpoint_keys_spec(config: &JsValue) -> Result<JsValue, JsValue>;
+    /// `o[k]` of an object this package made (a spec): no checks, nothing to catch.
+    #[wasm_bindgen(js_name = prop)]
+    fn prop_js(o: &JsValue, k: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = appendMessages)]
+    pub(crate) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
+    #[wasm_bindgen(js_name = modelRequest)]
+    pub(crate) fn model_request(system: &JsValue, messages: &js_sys::Array, tools: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = settle1)]
+    pub(crate) fn settle1(f: &JsValue, a: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = settle2)]
+    pub(crate) fn settle2(f: &JsValue, a: &JsValue, b: &JsValue) -> js_sys::Promise;
+    /// A run's result from its JSON text, with `messages` / `checkpoint` put in when given.
+    #[wasm_bindgen(js_name = outcome)]
+    pub(crate) fn outcome(text: &str, messages: &JsValue, checkpoint: &JsValue) -> JsValue;
+    // Read by the package's front (api.js), not by Rust: re-exported from the glue.
+    #[wasm_bindgen(reexport = "agentSpec", js_name = agentSpec)]
+    fn agent_spec(config: &JsValue, builtin: &JsValue) -> JsValue;
+    #[wasm_bindgen(reexport = "sealSpec", js_name = sealSpec)]
+    fn seal_spec(spec: &JsValue, final_answer: &JsValue) -> JsValue;
+    #[wasm_bindgen(reexport = "normalizeTool", js_name = normalizeTool)]
+    fn normalize_tool(def: &JsValue, path: &str) -> JsValue;
     /// `f(...args)` as a promise, whatever `f` does (returns, returns a promise, throws).
     #[wasm_bindgen(js_name = settle)]
     pub(crate) fn settle_call(f: &JsValue, args: &js_sys::Array) -> js_sys::Promise;
+}
+
+/// `o[k]` of an object this package made (a spec): no checks, nothing to catch, the key interned.
+pub(crate) fn prop(o: &JsValue, k: &'static str) -> JsValue {
+    super::convert::with_key(k, |key| prop_js(o, key))
 }

@@ -20,16 +20,16 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use adapters::{Callee, JsModel, JsTool, approval_of};
+use adapters::{Callee, JsApproval, JsModel, JsTool};
 use convert::{
     agent_error, agent_error_as, checkpoint_text, config_error, fields, get, integer_option, json_text, outcome_to_js,
-    string_option, to_js,
+    to_js,
 };
-use glue::{compile_schema, describe, freeze, make_error};
+use glue::{describe, freeze, make_error, prop};
 use providers::Provider;
 use savers::AnySaver;
 
-use crate::agent::{AgentConfig, Hooks, Input, Outcome, check_tool_name, drive};
+use crate::agent::{AgentConfig, Hooks, Input, Outcome, drive};
 use crate::checkpoint::Checkpoint;
 use crate::error::{AgentError, ModelError};
 use crate::event::{Event, EventSink};
@@ -39,77 +39,12 @@ use crate::platform::MaybeSend;
 use crate::run::DEFAULT_MAX_ITERATIONS;
 use crate::session::{SessionOptions, Thread, Turn, run_session};
 
-fn invalid_tool(path: &str, what: &str, got: &JsValue) -> JsValue {
+fn invalid_option(path: &str, what: &str, got: &JsValue) -> JsValue {
     config_error(format!("{path}: expected {what}, got {}", describe(got)))
 }
 
-/// Checks a tool definition and compiles its schema: `{ name, description, inputSchema, handle,
-/// needsApproval?, onExpire? }`, frozen.
-fn normalize_tool(def: &JsValue, path: &str) -> Result<JsValue, JsValue> {
-    if !def.is_object() || def.is_function() {
-        return Err(invalid_tool(path, "a tool object", def));
-    }
-    let name = get(def, "name");
-    let name_text = name.as_string().unwrap_or_default();
-    check_tool_name(&name_text).map_err(|problem| match name.as_string() {
-        Some(_) => config_error(format!("{path}.name: {problem}")),
-        None => invalid_tool(&format!("{path}.name"), "1-64 letters, digits, \"_\" or \"-\"", &name),
-    })?;
-    let description = get(def, "description");
-    if !description.is_undefined() && !description.is_string() {
-        return Err(invalid_tool(&format!("{path}.description"), "a string", &description));
-    }
-    let handle = get(def, "handle");
-    if !handle.is_function() {
-        return Err(invalid_tool(
-            &format!("{path}.handle"),
-            "a function (input, ctx) => result",
-            &handle,
-        ));
-    }
-    let (schema, field) = match get(def, "inputSchema") {
-        s if s.is_undefined() => (get(def, "schema"), "schema"),
-        s => (s, "inputSchema"),
-    };
-    let input_schema = compile_schema(&schema, &format!("{path}.{field}"))?;
-    let approval = get(def, "needsApproval");
-    if !approval.is_function() {
-        approval_of(&approval).map_err(|p| config_error(format!("{path}.{p}")))?;
-    }
-    let on_expire = get(def, "onExpire");
-    if !on_expire.is_undefined() && !matches!(on_expire.as_string().as_deref(), Some("deny" | "error")) {
-        return Err(invalid_tool(
-            &format!("{path}.onExpire"),
-            "\"deny\" or \"error\"",
-            &on_expire,
-        ));
-    }
-    Ok(freeze(&fields(&[
-        ("name", name),
-        (
-            "description",
-            if description.is_undefined() {
-                "".into()
-            } else {
-                description
-            },
-        ),
-        ("inputSchema", input_schema),
-        ("handle", handle),
-        ("needsApproval", approval),
-        ("onExpire", on_expire),
-    ])))
-}
-
-/// `defineTool({ name, description, schema, handle, needsApproval?, onExpire? })`: checks it at once.
-#[wasm_bindgen(js_name = defineTool)]
-pub fn define_tool(def: JsValue) -> Result<JsValue, JsValue> {
-    normalize_tool(&def, "defineTool")
-}
-
-/// Type guard: the run paused for a human.
-#[wasm_bindgen(js_name = isInterrupted)]
-pub fn is_interrupted(result: JsValue) -> bool {
+/// The run paused for a human (the package's `isInterrupted` is the same test in JS).
+fn is_interrupted(result: JsValue) -> bool {
     result.is_object() && get(&result, "interrupted").as_bool() == Some(true)
 }
 
@@ -135,194 +70,132 @@ pub fn assert_complete(result: JsValue) -> Result<JsValue, JsValue> {
     ))
 }
 
-/// `compileAgent(config, builtinModel)`: checks `{ instructions?, tools?, model, maxIterations? }` once and
-/// returns the spec every run is built from. `builtinModel` is the spec of a provider or script when
-/// `config.model` is one of ours (the package's front knows), so the run calls it without JS in between.
-#[wasm_bindgen(js_name = compileAgent)]
-pub fn compile_agent(config: JsValue, builtin: JsValue) -> Result<JsValue, JsValue> {
-    if !config.is_object() {
-        return Err(config_error(
-            "agent(config): expected a config object { instructions?, tools?, model, maxIterations? }".into(),
-        ));
-    }
-    let instructions = string_option(&config, "instructions", "config")?;
-    let model = get(&config, "model");
-    if !model.is_function() {
-        return Err(config_error(
-            "config.model: expected a model function (request) => response, e.g. scriptedModel([...]) or a provider"
-                .into(),
-        ));
-    }
-    let max_iterations = integer_option(&config, "maxIterations", "config", 1)?
-        .map_or(DEFAULT_MAX_ITERATIONS, |n| u32::try_from(n).unwrap_or(u32::MAX));
-    let state = match get(&config, "state") {
-        s if s.is_undefined() => JsValue::UNDEFINED,
-        s => glue::plain_json_text(&s, "config.state")?.into(),
-    };
-    let keys = glue::checkpoint_keys_spec(&config)?;
-    let limits = limits_spec(&config)?;
-    let listed: Array = match get(&config, "tools") {
-        v if v.is_undefined() || v.is_null() => Array::new(),
-        v => v
-            .dyn_into::<Array>()
-            .map_err(|_| config_error("config.tools: expected an array of tools".into()))?,
-    };
-    let tools = Array::new();
-    let tool_specs = Array::new();
-    let mut definitions = Vec::new();
-    for (i, raw) in listed.iter().enumerate() {
-        let t = normalize_tool(&raw, &format!("config.tools[{i}]"))?;
-        let schema = get(&t, "inputSchema");
-        definitions.push(ToolDefinition {
-            name: get(&t, "name").as_string().unwrap_or_default(),
-            description: get(&t, "description").as_string().unwrap_or_default(),
-            input_schema: serde_json::from_str(&json_text(&schema).ok().flatten().unwrap_or_default())
-                .unwrap_or(Value::Null),
-        });
-        // What a JS model sees, from the JS values at hand (not converted back out of Rust).
-        tool_specs.push(&freeze(&fields(&[
-            ("name", get(&t, "name")),
-            ("description", get(&t, "description")),
-            ("inputSchema", schema),
-        ])));
-        tools.push(&t);
-    }
-    // Structured output: the schema (builder or JSON Schema) and the final_answer tool models see.
-    let output = match get(&config, "output") {
-        o if o.is_undefined() || o.is_null() => JsValue::UNDEFINED,
-        o => {
-            let schema = glue::compile_output_schema(&o, "config.output")?;
-            let text = json_text(&schema).ok().flatten().unwrap_or_default();
-            let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            let (definition, _) = crate::run::final_answer_definition(&value);
-            tool_specs.push(&freeze(&to_js(&definition)));
-            text.into()
+/// `checkAgent(spec)`: the core's rules for a spec `agentSpec` (glue.js) built from `agent(config)` — one
+/// name per tool, limits, output, compaction, keys — checked once at `agent()`, not at the first call.
+/// Returns the `final_answer` tool a JS model sees when the agent has an output schema.
+#[wasm_bindgen(js_name = checkAgent)]
+pub fn check_agent(spec: JsValue) -> Result<JsValue, JsValue> {
+    let parts = Parts::build(&spec)?;
+    Ok(parts.config.final_answer_tool().map_or(JsValue::UNDEFINED, to_js))
+}
+
+/// The part of a spec the core is built from (`spec.core`, JSON text written by glue.js `agentSpec`).
+struct Core {
+    instructions: Option<String>,
+    max_iterations: u32,
+    /// Each tool's definition, approval rule and expiry policy.
+    tools: Vec<(ToolDefinition, CoreApproval, OnExpire)>,
+    state: Option<Value>,
+    limits: crate::limits::Limits,
+    output: Option<(Value, u32)>,
+    compaction: Option<crate::run::Compaction>,
+}
+
+/// A tool's `needsApproval` as the spec gives it: fixed, or a JS function asked per call.
+enum CoreApproval {
+    Fixed(crate::interrupt::Approval),
+    Function,
+}
+
+impl Core {
+    fn read(text: &str) -> Result<Core, JsValue> {
+        let not_agent = || config_error("not an agent: create it with agent(config)".into());
+        let Ok(Value::Object(mut c)) = serde_json::from_str::<Value>(text) else {
+            return Err(not_agent());
+        };
+        let count = |v: Option<&Value>| v.and_then(Value::as_u64);
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        let mut tools = Vec::new();
+        if let Some(Value::Array(listed)) = c.remove("tools") {
+            for t in listed {
+                let Value::Object(mut t) = t else {
+                    return Err(not_agent());
+                };
+                let text = |t: &mut serde_json::Map<String, Value>, k: &str| match t.remove(k) {
+                    Some(Value::String(s)) => s,
+                    _ => String::new(),
+                };
+                let approval = match t.get("approval").and_then(Value::as_str) {
+                    Some("function") => CoreApproval::Function,
+                    Some("needed") => CoreApproval::Fixed(match count(t.get("expiresInMs")) {
+                        Some(ms) => crate::interrupt::Approval::needed_within(ms),
+                        None => crate::interrupt::Approval::needed(),
+                    }),
+                    _ => CoreApproval::Fixed(crate::interrupt::Approval::NotNeeded),
+                };
+                let on_expire = match t.get("onExpire").and_then(Value::as_str) {
+                    Some("deny") => OnExpire::Deny,
+                    _ => OnExpire::Error,
+                };
+                let definition = ToolDefinition {
+                    name: text(&mut t, "name"),
+                    description: text(&mut t, "description"),
+                    input_schema: t.remove("inputSchema").unwrap_or(Value::Null),
+                };
+                tools.push((definition, approval, on_expire));
+            }
         }
-    };
-    let compaction = compaction_spec(&config)?;
-    let max_output_retries = integer_option(&config, "maxOutputRetries", "config", 0)?
-        .map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, |n| {
-            u32::try_from(n).unwrap_or(u32::MAX)
+        let mut limits = crate::limits::Limits::default();
+        if let Some(Value::Object(l)) = c.get("limits") {
+            if let Some(n) = count(l.get("maxCheckpointBytes")) {
+                limits = limits.max_checkpoint_bytes(usize::try_from(n).unwrap_or(usize::MAX));
+            }
+            if let Some(d) = count(l.get("maxDepth")) {
+                if d > crate::limits::MAX_DEPTH_LIMIT as u64 {
+                    return Err(config_error(format!(
+                        "config.limits.maxDepth: {d} is over {} (what a checkpoint can hold and still be read back)",
+                        crate::limits::MAX_DEPTH_LIMIT
+                    )));
+                }
+                limits = limits.max_depth(d as usize);
+            }
+        }
+        let state = match c.get("state") {
+            Some(Value::String(t)) => serde_json::from_str(t).ok(),
+            _ => None,
+        };
+        let output = c.remove("output").map(|schema| {
+            let retries = count(c.get("maxOutputRetries")).map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, clamp);
+            (schema, retries)
         });
-    let definitions = serde_json::to_string(&definitions).unwrap_or_default();
-    let spec = freeze(&fields(&[
-        ("instructions", instructions.map_or(JsValue::UNDEFINED, JsValue::from)),
-        ("tools", tools.into()),
-        ("toolSpecs", freeze(&tool_specs)),
-        ("definitions", definitions.into()),
-        ("model", model),
-        ("builtin", builtin),
-        ("maxIterations", max_iterations.into()),
-        ("state", state),
-        ("keys", keys),
-        ("limits", limits),
-        ("output", output),
-        ("maxOutputRetries", max_output_retries.into()),
-        ("compaction", compaction),
-    ]));
-    // The agent's own rules (e.g. one name per tool) are checked here, not at the first call.
-    Parts::build(&spec)?;
-    Ok(spec)
-}
-
-/// `config.compaction` (`{ maxBytes?, maxMessages?, keepFirst? }`), checked: `[maxBytes, maxMessages,
-/// keepFirst]` with `-1` for "no bound".
-fn compaction_spec(config: &JsValue) -> Result<JsValue, JsValue> {
-    let c = get(config, "compaction");
-    if c.is_undefined() || c.is_null() {
-        return Ok(JsValue::UNDEFINED);
+        let compaction = match c.get("compaction") {
+            Some(Value::Object(k)) => {
+                let at = |key: &str| count(k.get(key)).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+                let mut rule = crate::run::Compaction::default().keep_first(at("keepFirst").unwrap_or(1));
+                if let Some(b) = at("maxBytes") {
+                    rule = rule.max_bytes(b);
+                }
+                if let Some(m) = at("maxMessages") {
+                    rule = rule.max_messages(m);
+                }
+                Some(rule)
+            }
+            _ => None,
+        };
+        Ok(Core {
+            instructions: match c.remove("instructions") {
+                Some(Value::String(s)) => Some(s),
+                _ => None,
+            },
+            max_iterations: count(c.get("maxIterations")).map_or(DEFAULT_MAX_ITERATIONS, clamp),
+            tools,
+            state,
+            limits,
+            output,
+            compaction,
+        })
     }
-    if !c.is_object() {
-        return Err(config_error(format!(
-            "config.compaction: expected {{ maxBytes?, maxMessages?, keepFirst? }}, got {}",
-            describe(&c)
-        )));
-    }
-    if !get(&c, "summarize").is_undefined() {
-        return Err(config_error(
-            "config.compaction.summarize: not supported yet; compaction drops the oldest whole steps".into(),
-        ));
-    }
-    let what = "config.compaction";
-    let max_bytes = integer_option(&c, "maxBytes", what, 1)?;
-    let max_messages = integer_option(&c, "maxMessages", what, 1)?;
-    let keep_first = integer_option(&c, "keepFirst", what, 1)?.unwrap_or(1);
-    if max_bytes.is_none() && max_messages.is_none() {
-        return Err(config_error(format!("{what}: give maxBytes, maxMessages or both")));
-    }
-    let n = |v: Option<u64>| v.map_or(-1.0, |n| n as f64);
-    Ok(Array::of3(
-        &n(max_bytes).into(),
-        &n(max_messages).into(),
-        &(keep_first as f64).into(),
-    )
-    .into())
-}
-
-/// The spec's compaction rule, if any.
-fn compaction_of(spec: &JsValue) -> Option<crate::run::Compaction> {
-    let c = get(spec, "compaction");
-    if !Array::is_array(&c) {
-        return None;
-    }
-    let c = Array::from(&c);
-    let at = |k: u32| c.get(k).as_f64().filter(|n| *n >= 0.0).map(|n| n as usize);
-    let mut rule = crate::run::Compaction::default().keep_first(at(2).unwrap_or(1));
-    if let Some(b) = at(0) {
-        rule = rule.max_bytes(b);
-    }
-    if let Some(m) = at(1) {
-        rule = rule.max_messages(m);
-    }
-    Some(rule)
-}
-
-/// `config.limits` (`{ maxCheckpointBytes?, maxDepth? }`), checked.
-fn limits_spec(config: &JsValue) -> Result<JsValue, JsValue> {
-    let limits = get(config, "limits");
-    if limits.is_undefined() || limits.is_null() {
-        return Ok(JsValue::UNDEFINED);
-    }
-    if !limits.is_object() {
-        return Err(config_error(format!(
-            "config.limits: expected {{ maxCheckpointBytes?, maxDepth? }}, got {}",
-            describe(&limits)
-        )));
-    }
-    let bytes = integer_option(&limits, "maxCheckpointBytes", "config.limits", 1)?;
-    let depth = integer_option(&limits, "maxDepth", "config.limits", 1)?;
-    if let Some(d) = depth.filter(|d| *d > crate::limits::MAX_DEPTH_LIMIT as u64) {
-        return Err(config_error(format!(
-            "config.limits.maxDepth: {d} is over {} (what a checkpoint can hold and still be read back)",
-            crate::limits::MAX_DEPTH_LIMIT
-        )));
-    }
-    let number = |n: Option<u64>| n.map_or(JsValue::UNDEFINED, |n| JsValue::from_f64(n as f64));
-    Ok(freeze(&fields(&[
-        ("maxCheckpointBytes", number(bytes)),
-        ("maxDepth", number(depth)),
-    ])))
-}
-
-/// The limits a spec names (defaults for what it leaves out).
-fn limits_of(spec: &JsValue) -> crate::limits::Limits {
-    let limits = get(spec, "limits");
-    let mut out = crate::limits::Limits::default();
-    if let Some(n) = get(&limits, "maxCheckpointBytes").as_f64() {
-        out = out.max_checkpoint_bytes(n as usize);
-    }
-    if let Some(n) = get(&limits, "maxDepth").as_f64() {
-        out = out.max_depth(n as usize);
-    }
-    out
 }
 
 /// The checkpoint keys a spec holds.
 fn keys_of(spec: &JsValue) -> Option<crate::keys::CheckpointKeys> {
-    let keys = get(spec, "keys");
-    let current = get(&keys, "current").as_string()?;
-    let mut out = crate::keys::CheckpointKeys::new(current).sealed(get(&keys, "sealed").as_bool() == Some(true));
-    for pair in Array::from(&get(&keys, "keys")).iter() {
+    let keys = prop(spec, "keys");
+    if keys.is_undefined() {
+        return None;
+    }
+    let current = prop(&keys, "current").as_string()?;
+    let mut out = crate::keys::CheckpointKeys::new(current).sealed(prop(&keys, "sealed").as_bool() == Some(true));
+    for pair in Array::from(&prop(&keys, "keys")).iter() {
         let pair = Array::from(&pair);
         let kid = pair.get(0).as_string().unwrap_or_default();
         let secret = js_sys::Uint8Array::new(&pair.get(1)).to_vec();
@@ -372,28 +245,25 @@ impl Model for SpecModel {
 
 impl Parts {
     fn build(spec: &JsValue) -> Result<Self, JsValue> {
-        let definitions: Vec<ToolDefinition> =
-            serde_json::from_str(&get(spec, "definitions").as_string().unwrap_or_default())
-                .map_err(|_| config_error("not an agent: create it with agent(config)".into()))?;
-        let listed = Array::from(&get(spec, "tools"));
-        let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(definitions.len());
-        for (k, definition) in definitions.into_iter().enumerate() {
-            let t = listed.get(u32::try_from(k).unwrap_or(u32::MAX));
+        if !spec.is_object() {
+            return Err(config_error("not an agent: create it with agent(config)".into()));
+        }
+        let core = Core::read(&prop(spec, "core").as_string().unwrap_or_default())?;
+        let fns = Array::from(&prop(spec, "fns"));
+        let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(core.tools.len());
+        for (k, (definition, approval, on_expire)) in core.tools.into_iter().enumerate() {
+            let at = u32::try_from(2 * k).unwrap_or(u32::MAX);
             tools.push(Box::new(JsTool {
                 definition,
-                handle: get(&t, "handle").unchecked_into(),
-                approval: get(&t, "needsApproval"),
-                on_expire: match get(&t, "onExpire").as_string().as_deref() {
-                    Some("deny") => OnExpire::Deny,
-                    _ => OnExpire::Error,
+                handle: fns.get(at).unchecked_into(),
+                approval: match approval {
+                    CoreApproval::Fixed(a) => JsApproval::Fixed(a),
+                    CoreApproval::Function => JsApproval::Function(fns.get(at + 1)),
                 },
+                on_expire,
             }));
         }
-        let instructions = get(spec, "instructions").as_string();
-        let max_iterations = get(spec, "maxIterations")
-            .as_f64()
-            .map_or(DEFAULT_MAX_ITERATIONS, |n| n as u32);
-        let builtin = get(spec, "builtin");
+        let builtin = prop(spec, "builtin");
         let model = match Provider::from_spec(&builtin) {
             Some(p) => SpecModel::Provider(p),
             None => {
@@ -401,32 +271,24 @@ impl Parts {
                 let callee = if Array::is_array(&script) {
                     Callee::Script(script.unchecked_into())
                 } else {
-                    Callee::Function(get(spec, "model").unchecked_into())
+                    Callee::Function(prop(spec, "model").unchecked_into())
                 };
                 SpecModel::Js(JsModel::new(
                     callee,
-                    get(spec, "toolSpecs"),
-                    instructions.as_deref(),
+                    prop(spec, "toolSpecs"),
+                    core.instructions.as_deref(),
                     None,
                 ))
             }
         };
-        let mut config = AgentConfig::new(instructions, tools, max_iterations).map_err(|e| agent_error(e, None))?;
-        config.set_limits(limits_of(spec));
-        let state = get(spec, "state")
-            .as_string()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        config.set_state(state).map_err(|e| agent_error(e, None))?;
-        if let Some(output) = get(spec, "output")
-            .as_string()
-            .and_then(|t| serde_json::from_str(&t).ok())
-        {
-            let retries = get(spec, "maxOutputRetries")
-                .as_f64()
-                .map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, |n| n as u32);
+        let mut config =
+            AgentConfig::new(core.instructions, tools, core.max_iterations).map_err(|e| agent_error(e, None))?;
+        config.set_limits(core.limits);
+        config.set_state(core.state).map_err(|e| agent_error(e, None))?;
+        if let Some((output, retries)) = core.output {
             config.set_output(output, retries).map_err(|e| agent_error(e, None))?;
         }
-        if let Some(compaction) = compaction_of(spec) {
+        if let Some(compaction) = core.compaction {
             config.set_compaction(compaction).map_err(|e| agent_error(e, None))?;
         }
         if let Some(keys) = keys_of(spec) {
@@ -532,7 +394,7 @@ impl CallOptions {
                 callback: f.unchecked_into(),
             }),
             f if f.is_undefined() || f.is_null() => None,
-            f => return Err(invalid_tool(&format!("{what}: options.onEvent"), "a function", &f)),
+            f => return Err(invalid_option(&format!("{what}: options.onEvent"), "a function", &f)),
         };
         let signal = Some(get(options, "signal")).filter(|s| s.is_object());
         Ok(CallOptions { events, signal })

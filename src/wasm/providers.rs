@@ -37,7 +37,7 @@ fn decode(request: &JsValue) -> Result<OwnedRequest, ModelError> {
 }
 
 /// A string option that must be present when `needed`.
-fn required(options: &JsValue, key: &str, what: &str, needed: bool) -> Result<Option<String>, JsValue> {
+fn required(options: &JsValue, key: &'static str, what: &str, needed: bool) -> Result<Option<String>, JsValue> {
     match string_option(options, key, what)? {
         None if needed => Err(config_error(format!("{what}: {key} is required (a string)"))),
         v => Ok(v),
@@ -144,11 +144,11 @@ pub(crate) enum Provider {
     WorkersAi(WorkersAi),
 }
 
-fn text(spec: &JsValue, key: &str) -> Option<String> {
+fn text(spec: &JsValue, key: &'static str) -> Option<String> {
     get(spec, key).as_string()
 }
 
-fn number(spec: &JsValue, key: &str) -> Option<u64> {
+fn number(spec: &JsValue, key: &'static str) -> Option<u64> {
     get(spec, key).as_f64().map(|n| n as u64)
 }
 

@@ -53,7 +53,7 @@ extern "C" {
 }
 
 /// Checks that `value` has the named methods, so a wrong argument fails at once and clearly.
-pub(crate) fn expect_methods(value: &JsValue, methods: &[&str], what: &str) -> Result<(), JsValue> {
+pub(crate) fn expect_methods(value: &JsValue, methods: &[&'static str], what: &str) -> Result<(), JsValue> {
     let missing: Vec<&str> = methods
         .iter()
         .copied()
@@ -338,7 +338,7 @@ pub(crate) enum AnySaver {
 impl AnySaver {
     /// The saver a spec describes; a value that is not a spec must be a saver written in JS.
     pub(crate) fn from_js(spec: &JsValue, object: &JsValue) -> Result<Self, JsValue> {
-        let text = |k: &str| get(spec, k).as_string().unwrap_or_default();
+        let text = |k: &'static str| get(spec, k).as_string().unwrap_or_default();
         match get(spec, "kind").as_string().as_deref() {
             Some("memory") => Ok(AnySaver::Memory(MapSaver {
                 map: get(spec, "map").unchecked_into(),
@@ -628,7 +628,7 @@ fn condition_js(condition: Condition) -> JsValue {
 /// A rejection from a JS store: `code` `CONFLICT`, `KEY_LENGTH` or `TOO_LARGE` (with `bytes`, `max`) is
 /// that error; anything else a backend failure.
 fn rejected(e: &JsValue, key: &str, condition: Condition) -> SaverError {
-    let size = |k: &str| get(e, k).as_f64().map_or(0, |n| n as usize);
+    let size = |k: &'static str| get(e, k).as_f64().map_or(0, |n| n as usize);
     match get(e, "code").as_string().as_deref() {
         Some("CONFLICT") => condition.conflict(key, None),
         Some("KEY_LENGTH") => SaverError::KeyLength {
