@@ -1,7 +1,8 @@
 //! The npm package's low-level API: converts at the edge and calls the core. No loop rules live here.
 //!
-//! Nothing this module hands to JS owns wasm memory: `compileAgent` checks a config once and returns a
-//! frozen JS object (the spec); each `prompt`/`resume`/`runSession` builds the Rust agent from it, runs,
+//! Nothing this module hands to JS owns wasm memory: `agent(config)` is read in JS (glue.js `agentSpec`)
+//! into a frozen JS object (the spec: the core's config as one JSON text, the functions beside it),
+//! `checkAgent` checks the core's rules once; each `prompt`/`resume`/`runSession` builds the Rust agent from it, runs,
 //! and drops everything when its promise settles. So an agent, session or saver the package's front
 //! hands out is released by the garbage collector like any JS object — no finalizer has to run (workerd
 //! and tight `await` loops may never run them).
