@@ -11,8 +11,8 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{get, json_text, to_js};
 use super::glue::{
-    append_messages, describe, error_message, error_name, is_interrupt_error, model_request, next_state, settle_call,
-    settle1, settle2, tool_context,
+    append_messages, call_now, describe, error_message, error_name, is_interrupt_error, is_thenable, model_request,
+    next_state, tool_context,
 };
 use crate::error::ModelError;
 use crate::interrupt::{Approval, OnExpire};
@@ -21,20 +21,21 @@ use crate::model::{Model, ModelRequest, ModelResponse, ScriptedModel, ToolDefini
 use crate::platform::MaybeSend;
 use crate::tool::{InterruptError, Tool, ToolContext, ToolError};
 
-/// Awaits `f(...args)`, whatever it returns; a synchronous throw is an error like a rejection.
+/// Awaits `f(...args)` (one or two arguments), whatever it returns; a synchronous throw is an error like a
+/// rejection. A plain value (a synchronous tool, most often) is used at once: only a thenable is awaited,
+/// which spares each such call a promise, two closures and a trip through the microtask queue.
 pub(crate) async fn call_js(f: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
-    let promise = match args {
-        [a] => settle1(f, a),
-        [a, b] => settle2(f, a, b),
-        _ => {
-            let list = Array::new();
-            for a in args {
-                list.push(a);
-            }
-            settle_call(f, &list)
-        }
+    let undefined = JsValue::UNDEFINED;
+    let (a, b) = match args {
+        [a] => (*a, &undefined),
+        [a, b] => (*a, *b),
+        _ => (&undefined, &undefined),
     };
-    JsFuture::from(promise).await
+    let returned = call_now(f, a, b)?;
+    if !is_thenable(&returned) {
+        return Ok(returned);
+    }
+    JsFuture::from(Promise::resolve(&returned)).await
 }
 
 /// Awaits whatever a JS method returned (a value or a promise), keeping a synchronous throw as an error.

@@ -225,15 +225,6 @@ export function freeze(o) {
   return Object.freeze(o);
 }
 
-/** Calls `f(...args)` and turns whatever it does (value, promise, throw) into a promise. */
-export function settle(f, args) {
-  try {
-    return Promise.resolve(f(...args));
-  } catch (e) {
-    return Promise.reject(e);
-  }
-}
-
 // ---- tools and agent config ----------------------------------------------------------------------------
 // Read and checked here, in JS, where reading a property costs nothing: one crossing into wasm per agent
 // (`checkAgent`, the core's own rules) instead of one per field. What the Rust side needs travels as one
@@ -386,6 +377,13 @@ export function prop(o, k) {
   return o[k];
 }
 
+const ENCODER = new TextEncoder();
+
+/** The UTF-8 bytes of `text` (lone surrogates as U+FFFD), for copying a long string into wasm at once. */
+export function encodeText(text) {
+  return ENCODER.encode(text);
+}
+
 /** Appends `added` (JSON text of messages, if any) to `mirror`; returns a copy of it. */
 export function appendMessages(mirror, added) {
   if (added !== undefined) for (const m of JSON.parse(added)) mirror.push(m);
@@ -401,19 +399,18 @@ export function modelRequest(system, messages, tools) {
   return request;
 }
 
-/** `f(a)` / `f(a, b)` as a promise, whatever `f` does. */
-export function settle1(f, a) {
-  try {
-    return Promise.resolve(f(a));
-  } catch (e) {
-    return Promise.reject(e);
-  }
+/** `f(a, b)` (what it throws reaches Rust as an error). */
+export function callNow(f, a, b) {
+  return b === undefined ? f(a) : f(a, b);
 }
-export function settle2(f, a, b) {
+
+/** Whether `value` is a thenable, to be awaited. */
+export function isThenable(value) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return false;
   try {
-    return Promise.resolve(f(a, b));
-  } catch (e) {
-    return Promise.reject(e);
+    return typeof value.then === 'function';
+  } catch {
+    return true; // a throwing `then` getter: Promise.resolve turns it into the rejection
   }
 }
 

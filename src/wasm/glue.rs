@@ -62,14 +62,19 @@ extern "C" {
     /// `o[k]` of an object this package made (a spec): no checks, nothing to catch.
     #[wasm_bindgen(js_name = prop)]
     fn prop_js(o: &JsValue, k: &JsValue) -> JsValue;
+    /// `new TextEncoder().encode(text)`: the UTF-8 bytes of a JS string, made natively.
+    #[wasm_bindgen(js_name = encodeText)]
+    pub(crate) fn encode_text(text: &js_sys::JsString) -> js_sys::Uint8Array;
     #[wasm_bindgen(js_name = appendMessages)]
     pub(crate) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
     #[wasm_bindgen(js_name = modelRequest)]
     pub(crate) fn model_request(system: &JsValue, messages: &js_sys::Array, tools: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = settle1)]
-    pub(crate) fn settle1(f: &JsValue, a: &JsValue) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = settle2)]
-    pub(crate) fn settle2(f: &JsValue, a: &JsValue, b: &JsValue) -> js_sys::Promise;
+    /// `f(a, b)`, a throw as `Err`.
+    #[wasm_bindgen(js_name = callNow, catch)]
+    pub(crate) fn call_now(f: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
+    /// `value` has a `then` method (a promise or another thenable).
+    #[wasm_bindgen(js_name = isThenable)]
+    pub(crate) fn is_thenable(value: &JsValue) -> bool;
     /// A run's result from its JSON text, with `messages` / `checkpoint` put in when given.
     #[wasm_bindgen(js_name = outcome)]
     pub(crate) fn outcome(text: &str, messages: &JsValue, checkpoint: &JsValue) -> JsValue;
@@ -80,9 +85,6 @@ extern "C" {
     fn seal_spec(spec: &JsValue, final_answer: &JsValue) -> JsValue;
     #[wasm_bindgen(reexport = "normalizeTool", js_name = normalizeTool)]
     fn normalize_tool(def: &JsValue, path: &str) -> JsValue;
-    /// `f(...args)` as a promise, whatever `f` does (returns, returns a promise, throws).
-    #[wasm_bindgen(js_name = settle)]
-    pub(crate) fn settle_call(f: &JsValue, args: &js_sys::Array) -> js_sys::Promise;
 }
 
 /// `o[k]` of an object this package made (a spec): no checks, nothing to catch, the key interned.
