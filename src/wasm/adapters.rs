@@ -21,17 +21,11 @@ use crate::model::{Model, ModelRequest, ModelResponse, ScriptedModel, ToolDefini
 use crate::platform::MaybeSend;
 use crate::tool::{InterruptError, Tool, ToolContext, ToolError};
 
-/// Awaits `f(...args)` (one or two arguments), whatever it returns; a synchronous throw is an error like a
-/// rejection. A plain value (a synchronous tool, most often) is used at once: only a thenable is awaited,
-/// which spares each such call a promise, two closures and a trip through the microtask queue.
-pub(crate) async fn call_js(f: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
-    let undefined = JsValue::UNDEFINED;
-    let (a, b) = match args {
-        [a] => (*a, &undefined),
-        [a, b] => (*a, *b),
-        _ => (&undefined, &undefined),
-    };
-    let returned = call_now(f, a, b)?;
+/// Awaits `f(a)` or `f(a, b)`, whatever it returns; a synchronous throw is an error like a rejection. A
+/// plain value (a synchronous tool, most often) is used at once: only a thenable is awaited, which spares
+/// each such call a promise, two closures and a trip through the microtask queue.
+pub(crate) async fn call_js(f: &JsValue, a: &JsValue, b: Option<&JsValue>) -> Result<JsValue, JsValue> {
+    let returned = call_now(f, a, b.unwrap_or(&JsValue::UNDEFINED))?;
     if !is_thenable(&returned) {
         return Ok(returned);
     }
@@ -155,7 +149,7 @@ impl Tool for JsTool {
     ) -> impl Future<Output = Result<Value, ToolError>> + MaybeSend + 'a {
         let js_ctx = context(&ctx);
         async move {
-            let returned = call_js(&self.handle, &[&to_js(&input), &js_ctx]).await;
+            let returned = call_js(&self.handle, &to_js(&input), Some(&js_ctx)).await;
             take_state(&js_ctx, &ctx);
             let value = returned.map_err(|e| classify(&e))?;
             if let Some(text) = value.as_string() {
@@ -185,7 +179,7 @@ impl Tool for JsTool {
         async move {
             let decided = match &self.approval {
                 JsApproval::Fixed(a) => return Ok(*a),
-                JsApproval::Function(f) => call_js(f, &[&to_js(input), &js_ctx])
+                JsApproval::Function(f) => call_js(f, &to_js(input), Some(&js_ctx))
                     .await
                     .map_err(|e| ToolError::Failed(format!("needsApproval threw: {}", error_message(&e))))?,
             };
@@ -330,7 +324,7 @@ impl Model for JsModel {
         async move {
             let response = match &self.callee {
                 Callee::Function(f) => {
-                    let r = call_js(f, &[&self.js_request(&request)])
+                    let r = call_js(f, &self.js_request(&request), None)
                         .await
                         .map_err(|e| self.failed(e))?;
                     if r.is_string() {
@@ -352,7 +346,7 @@ impl Model for JsModel {
                         });
                     }
                     if entry.is_function() {
-                        call_js(&entry, &[&self.js_request(&request)])
+                        call_js(&entry, &self.js_request(&request), None)
                             .await
                             .map_err(|e| self.failed(e))?
                     } else {

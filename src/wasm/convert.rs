@@ -56,7 +56,7 @@ pub(crate) fn with_key<R>(key: &'static str, f: impl FnOnce(&JsValue) -> R) -> R
             // Called again from inside `f` (a getter that calls back into the package): no cache then.
             return f(&JsValue::from_str(key));
         };
-        if let Some((_, k)) = keys.iter().find(|(k, _)| std::ptr::eq(*k, key) || *k == key) {
+        if let Some((_, k)) = keys.iter().find(|(k, _)| *k == key) {
             return f(k);
         }
         let k = JsValue::from_str(key);

@@ -236,7 +236,7 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_SAFE_OPTION = 9.0e15;
 
 /** An optional whole-number option of at least `min`; undefined when absent (undefined or null). */
-export function integerOption(obj, key, owner, min) {
+function integerOption(obj, key, owner, min) {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_SAFE_OPTION) {
@@ -337,7 +337,8 @@ export function agentSpec(config, builtin) {
     throw new ConfigError('config.model: expected a model function (request) => response, e.g. scriptedModel([...]) or a provider');
   }
   const maxIterations = integerOption(config, 'maxIterations', 'config', 1);
-  const state = config.state === undefined ? undefined : plainJsonText(config.state, 'config.state');
+  const state = config.state;
+  if (state !== undefined) checkPlainJson(state, 'config.state');
   const keys = checkpointKeysSpec(config);
   const limits = limitsOf(config);
   const listed = config.tools ?? [];
@@ -360,7 +361,7 @@ export function agentSpec(config, builtin) {
   const compaction = compactionOf(config);
   const maxOutputRetries = integerOption(config, 'maxOutputRetries', 'config', 0);
   const core = JSON.stringify({ instructions, maxIterations, tools, state, limits, output, maxOutputRetries, compaction });
-  return { core, fns: Object.freeze(fns), toolSpecs, model, builtin, keys, instructions };
+  return { core, fns: Object.freeze(fns), toolSpecs, model, builtin, keys };
 }
 
 /** Completes a spec with what the core adds (the final_answer tool a model sees), frozen. */
@@ -451,10 +452,15 @@ function notJson(value, path, seen) {
   }
 }
 
-/** The JSON text of plain JSON `value`, or a ConfigError naming where it is not plain JSON. */
-export function plainJsonText(value, what) {
+/** Throws a ConfigError naming where `value` is not plain JSON. */
+function checkPlainJson(value, what) {
   const problem = notJson(value, what, new Set());
   if (problem) throw new ConfigError(`${problem} (it must stay plain JSON)`);
+}
+
+/** The JSON text of plain JSON `value`, or a ConfigError naming where it is not plain JSON. */
+export function plainJsonText(value, what) {
+  checkPlainJson(value, what);
   return JSON.stringify(value);
 }
 

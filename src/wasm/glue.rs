@@ -69,7 +69,7 @@ extern "C" {
     pub(crate) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
     #[wasm_bindgen(js_name = modelRequest)]
     pub(crate) fn model_request(system: &JsValue, messages: &js_sys::Array, tools: &JsValue) -> JsValue;
-    /// `f(a, b)`, a throw as `Err`.
+    /// `f(a)` when `b` is undefined, else `f(a, b)`; a throw as `Err`.
     #[wasm_bindgen(js_name = callNow, catch)]
     pub(crate) fn call_now(f: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
     /// `value` has a `then` method (a promise or another thenable).

@@ -84,24 +84,21 @@ pub fn check_agent(spec: JsValue) -> Result<JsValue, JsValue> {
 struct Core {
     instructions: Option<String>,
     max_iterations: u32,
-    /// Each tool's definition, approval rule and expiry policy.
-    tools: Vec<(ToolDefinition, CoreApproval, OnExpire)>,
+    /// Each tool's definition, its approval when fixed (`None`: its JS function decides per call), and its
+    /// expiry policy.
+    tools: Vec<(ToolDefinition, Option<crate::interrupt::Approval>, OnExpire)>,
     state: Option<Value>,
     limits: crate::limits::Limits,
     output: Option<(Value, u32)>,
     compaction: Option<crate::run::Compaction>,
 }
 
-/// A tool's `needsApproval` as the spec gives it: fixed, or a JS function asked per call.
-enum CoreApproval {
-    Fixed(crate::interrupt::Approval),
-    Function,
-}
-
 impl Core {
     fn read(text: &str) -> Result<Core, JsValue> {
         let not_agent = || config_error("not an agent: create it with agent(config)".into());
-        let Ok(Value::Object(mut c)) = serde_json::from_str::<Value>(text) else {
+        // JSON.stringify writes a lone surrogate (in a description, say) as an escape serde_json refuses.
+        let text = crate::limits::repair_lone_surrogates(text);
+        let Ok(Value::Object(mut c)) = serde_json::from_str::<Value>(&text) else {
             return Err(not_agent());
         };
         let count = |v: Option<&Value>| v.and_then(Value::as_u64);
@@ -117,12 +114,12 @@ impl Core {
                     _ => String::new(),
                 };
                 let approval = match t.get("approval").and_then(Value::as_str) {
-                    Some("function") => CoreApproval::Function,
-                    Some("needed") => CoreApproval::Fixed(match count(t.get("expiresInMs")) {
+                    Some("function") => None,
+                    Some("needed") => Some(match count(t.get("expiresInMs")) {
                         Some(ms) => crate::interrupt::Approval::needed_within(ms),
                         None => crate::interrupt::Approval::needed(),
                     }),
-                    _ => CoreApproval::Fixed(crate::interrupt::Approval::NotNeeded),
+                    _ => Some(crate::interrupt::Approval::NotNeeded),
                 };
                 let on_expire = match t.get("onExpire").and_then(Value::as_str) {
                     Some("deny") => OnExpire::Deny,
@@ -151,10 +148,8 @@ impl Core {
                 limits = limits.max_depth(d as usize);
             }
         }
-        let state = match c.get("state") {
-            Some(Value::String(t)) => serde_json::from_str(t).ok(),
-            _ => None,
-        };
+        // Present (even `null`) when the agent has a state.
+        let state = c.remove("state");
         let output = c.remove("output").map(|schema| {
             let retries = count(c.get("maxOutputRetries")).map_or(crate::DEFAULT_MAX_OUTPUT_RETRIES, clamp);
             (schema, retries)
@@ -258,8 +253,8 @@ impl Parts {
                 definition,
                 handle: fns.get(at).unchecked_into(),
                 approval: match approval {
-                    CoreApproval::Fixed(a) => JsApproval::Fixed(a),
-                    CoreApproval::Function => JsApproval::Function(fns.get(at + 1)),
+                    Some(a) => JsApproval::Fixed(a),
+                    None => JsApproval::Function(fns.get(at + 1)),
                 },
                 on_expire,
             }));

@@ -416,6 +416,19 @@ test('lone surrogates become U+FFFD the same way in model replies, tool results 
   assert.equal(again.checkpoint.messages[0].content, 'user a\ufffdb');
 });
 
+test('lone surrogates in the agent config (state, a tool description) become U+FFFD too, not a broken agent', async () => {
+  const lone = 'a\ud800b';
+  const seen = [];
+  const tools = [defineTool({ name: 'note', description: `d ${lone}`, schema: { type: 'object' }, handle: (_, ctx) => { seen.push(ctx.state.s); return 'ok'; } })];
+  const model = async (req) => (req.messages.length === 1
+    ? { content: [toolUse('c1', 'note', {})] }
+    : { content: [{ type: 'text', text: req.tools[0].description }] });
+  const r = await agent({ model, tools, state: { s: lone } }).prompt('go');
+  assert.deepEqual(seen, ['a\ufffdb'], 'the tool saw the state');
+  assert.equal(r.checkpoint.state.s, 'a\ufffdb');
+  assert.equal(r.text, 'd a\ufffdb', 'the description reached the model (and its answer is repaired as always)');
+});
+
 test('an instance that runs out of memory is replaced: every call settles, later calls work (child process)', () => {
   const child = fileURLToPath(new URL('./scripts/out-of-memory.mjs', import.meta.url));
   // 128 MiB of wasm memory at most, so concurrent resumes of 20 MB checkpoints exhaust it quickly.
