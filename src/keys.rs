@@ -423,7 +423,7 @@ fn envelope(text: &str) -> Option<Envelope> {
 }
 
 /// True when `text` is a sealed envelope (for savers that keep what they are given).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
 pub(crate) fn is_sealed_text(text: &str) -> bool {
     envelope(text).is_some()
 }

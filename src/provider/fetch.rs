@@ -89,7 +89,7 @@ impl HttpClient for FetchClient {
             Ok(HttpResponse::new(
                 response.status(),
                 response.headers().get("retry-after"),
-                body.as_string().unwrap_or_default(),
+                crate::platform::string_of(&body).unwrap_or_default(),
             ))
         }
     }
@@ -112,7 +112,7 @@ impl HttpClient for FetchClient {
                     return Ok(HttpResponse::new(
                         status,
                         retry_after,
-                        text.as_string().unwrap_or_default(),
+                        crate::platform::string_of(&text).unwrap_or_default(),
                     ));
                 }
             };

@@ -17,29 +17,16 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
         .unwrap_or(JsValue::UNDEFINED)
 }
 
-/// A JS string as a Rust string. wasm-bindgen copies a string in one character at a time in JS while it is
-/// ASCII (about 2.6 µs per KB here); a long one goes through `TextEncoder.encode` and one copy instead (0.5 µs
-/// per KB). Both replace lone surrogates with U+FFFD.
-pub(crate) fn rust_string(js: &js_sys::JsString) -> String {
-    if js.length() < 256 {
-        return String::from(js);
-    }
-    let bytes = super::glue::encode_text(js).to_vec();
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
 /// JSON text of a JS value; `None` for `undefined`, functions, or values `JSON.stringify` rejects.
 /// Lone surrogates (which `JSON.stringify` writes as `\udXXX` escapes) become U+FFFD, as everywhere else.
 pub(crate) fn json_text(value: &JsValue) -> Result<Option<String>, String> {
     match JSON::stringify(value) {
-        Ok(s) => {
-            Ok(s.dyn_ref::<js_sys::JsString>().map(rust_string).map(|t| {
-                match crate::limits::repair_lone_surrogates(&t) {
-                    std::borrow::Cow::Borrowed(_) => t,
-                    std::borrow::Cow::Owned(repaired) => repaired,
-                }
-            }))
-        }
+        Ok(s) => Ok(
+            crate::platform::string_of(&s).map(|t| match crate::limits::repair_lone_surrogates(&t) {
+                std::borrow::Cow::Borrowed(_) => t,
+                std::borrow::Cow::Owned(repaired) => repaired,
+            }),
+        ),
         Err(e) => Err(error_message(&e)),
     }
 }
@@ -303,7 +290,7 @@ pub(crate) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<(JsVa
             }
             .into());
         }
-        Ok(rust_string(js))
+        Ok(crate::platform::string_of(js).unwrap_or_default())
     };
     if let Some(js) = value.dyn_ref::<js_sys::JsString>() {
         return Ok((value.clone(), copy(js)?));

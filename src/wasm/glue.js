@@ -378,13 +378,6 @@ export function prop(o, k) {
   return o[k];
 }
 
-const ENCODER = new TextEncoder();
-
-/** The UTF-8 bytes of `text` (lone surrogates as U+FFFD), for copying a long string into wasm at once. */
-export function encodeText(text) {
-  return ENCODER.encode(text);
-}
-
 /** Appends `added` (JSON text of messages, if any) to `mirror`; returns a copy of it. */
 export function appendMessages(mirror, added) {
   if (added !== undefined) for (const m of JSON.parse(added)) mirror.push(m);

@@ -62,9 +62,6 @@ extern "C" {
     /// `o[k]` of an object this package made (a spec): no checks, nothing to catch.
     #[wasm_bindgen(js_name = prop)]
     fn prop_js(o: &JsValue, k: &JsValue) -> JsValue;
-    /// `new TextEncoder().encode(text)`: the UTF-8 bytes of a JS string, made natively.
-    #[wasm_bindgen(js_name = encodeText)]
-    pub(crate) fn encode_text(text: &js_sys::JsString) -> js_sys::Uint8Array;
     #[wasm_bindgen(js_name = appendMessages)]
     pub(crate) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
     #[wasm_bindgen(js_name = modelRequest)]

@@ -97,7 +97,7 @@ impl KvBackend for KvNamespace {
         let returned = self.kv_get(key);
         async move {
             let v = settle(returned).await.map_err(|e| js_backend(&e))?;
-            Ok(v.as_string())
+            Ok(crate::platform::string_of(&v))
         }
     }
 
@@ -179,7 +179,10 @@ impl MapSaver {
             return None;
         }
         let pair = Array::from(&v);
-        Some((pair.get(0).as_string()?, pair.get(1).as_string().unwrap_or_default()))
+        Some((
+            pair.get(0).as_string()?,
+            crate::platform::string_of(&pair.get(1)).unwrap_or_default(),
+        ))
     }
 }
 
@@ -653,7 +656,7 @@ impl Saver for JsSaver {
             if v.is_null() || v.is_undefined() {
                 return Ok(None);
             }
-            if let Some(text) = v.as_string() {
+            if let Some(text) = crate::platform::string_of(&v) {
                 return Ok(Some(text));
             }
             json_text(&v)
@@ -782,7 +785,7 @@ impl Saver for JsTextStore {
             let v = settle(returned)
                 .await
                 .map_err(|e| self.failed(e, key, Condition::Any))?;
-            Ok(v.as_string())
+            Ok(crate::platform::string_of(&v))
         }
     }
 
