@@ -587,13 +587,11 @@ async fn drive_steps(
             Step::CallModel => {
                 let step = run.checkpoint().iterations.saturating_add(1);
                 if let Some(c) = run.take_compacted() {
-                    if hooks.events.is_some() {
-                        hooks.emit_ref(&Event::Compacted {
-                            removed_messages: c.messages,
-                            removed_bytes: c.bytes,
-                            messages: run.checkpoint().messages.len(),
-                        });
-                    }
+                    hooks.emit_ref(&Event::Compacted {
+                        removed_messages: c.messages,
+                        removed_bytes: c.bytes,
+                        messages: run.checkpoint().messages.len(),
+                    });
                     run.touch(now_ms());
                     hooks.checkpoint(&mut run, config.codec()).await?;
                 }

@@ -574,24 +574,24 @@ impl<'c> Run<'c> {
         }
         // The history after the prefix may start at any assistant message but the last step's.
         let last = messages.len().saturating_sub(1);
-        let mut cut = keep;
-        let mut removed_bytes = 0usize;
+        // `cut`: where the kept history resumes; `removed`: the bytes of messages[keep..cut].
+        let (mut cut, mut removed) = (keep, 0usize);
+        let mut passed = 0usize;
         for (i, m) in messages.iter().enumerate().skip(keep) {
             if i >= last {
                 break;
             }
             if m.role == Role::Assistant && i > keep {
-                cut = i;
-                if !over(messages.len() - (cut - keep), total - removed_bytes) {
+                (cut, removed) = (i, passed);
+                if !over(messages.len() - (cut - keep), total - removed) {
                     break;
                 }
             }
-            removed_bytes += sizes.get(i).copied().unwrap_or_default();
+            passed += sizes.get(i).copied().unwrap_or_default();
         }
         if cut <= keep {
             return;
         }
-        let removed: usize = sizes.get(keep..cut).map_or(0, |s| s.iter().sum());
         self.state.messages.drain(keep..cut);
         self.sizes.drain(keep..cut);
         self.compacted = Some(Compacted {
