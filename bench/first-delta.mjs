@@ -9,6 +9,7 @@
 // request arrives and the rest 20 ms later, so the first delta is timed alone.
 import { createServer } from 'node:http';
 import { agent, openai } from 'resumable-agent';
+import { median } from './lib/stats.mjs';
 
 const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 let firstByteAt = 0;
@@ -52,7 +53,6 @@ async function floor() {
   return at - firstByteAt;
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const [warmup = '20', measured = '50'] = process.argv.slice(2);
 const out = { oursFirst: await ours(), floorFirst: await floor() };
 for (let i = 1; i < Number(warmup); i++) {

@@ -11,6 +11,7 @@ import { buildWorker, buildNode, runInWorkerd, COMPAT_DATE } from './lib/bundle.
 import { coldStart, bareNode } from './lib/cold.mjs';
 import { measureFresh } from './fresh-workerd.mjs';
 import { N_VALUES, ANSWER, finalText } from './lib/workload.mjs';
+import { median } from './lib/stats.mjs';
 
 const BENCH = fileURLToPath(new URL('./', import.meta.url));
 const FRAMEWORKS = [
@@ -231,13 +232,12 @@ const isolateTable = [
   }),
 ].join('\n');
 
-const mid = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const streamTable = [
   '| first SSE byte → first `text-delta` event, ms | ours (openai() through the package) | floor (fetch + getReader + JSON.parse) |',
   '|---|---:|---:|',
   `| warm: median of 50 after 20 warm-ups | ${f1(streamWarm.ours)} | ${f1(streamWarm.floor)} |`,
-  `| cold: after 1 warm-up, median of 5 fresh processes | ${f1(mid(streamCold.map((c) => c.ours)))} | ${f1(mid(streamCold.map((c) => c.floor)))} |`,
-  `| first request of a fresh process, median of 5 | ${f1(mid(streamCold.map((c) => c.oursFirst)))} | ${f1(mid(streamCold.map((c) => c.floorFirst)))} |`,
+  `| cold: after 1 warm-up, median of 5 fresh processes | ${f1(median(streamCold.map((c) => c.ours)))} | ${f1(median(streamCold.map((c) => c.floor)))} |`,
+  `| first request of a fresh process, median of 5 | ${f1(median(streamCold.map((c) => c.oursFirst)))} | ${f1(median(streamCold.map((c) => c.floorFirst)))} |`,
 ].join('\n');
 
 // The targets of issue 13, as ratios measured side by side in this run, warm and with the cold harness.

@@ -14,11 +14,11 @@ import { chromium } from 'playwright-core';
 import { agent, defineTool, scriptedModel, memorySaver, fileSaver } from 'resumable-agent';
 import { startWorker, ROOT } from '../tests/workers/harness.mjs';
 import { serve } from '../scripts/serve-browser.mjs';
+import { median } from './lib/stats.mjs';
 
 const STEPS = Number(process.env.SAVER_BENCH_STEPS ?? 20);
 const REPS = 7;
 const WARMUP = 2;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const log = (m) => process.stderr.write(`[savers] ${m}\n`);
 
 /** The session, in this process; returns { ms, saves, bytes: [checkpoint size at each save] }. */

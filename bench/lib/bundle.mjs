@@ -10,6 +10,7 @@ import { createServer, connect } from 'node:net';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { median } from './stats.mjs';
 
 const BENCH = fileURLToPath(new URL('../', import.meta.url));
 const OUT = join(BENCH, 'out');
@@ -179,7 +180,6 @@ export async function freshWorkerd(bundle, { nodejsCompat, expectText, reps = 5,
       await w.stop();
     }
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   return { reps, startupMs: median(startup), firstMs: median(first), secondMs: median(second) };
 }
 

@@ -3,15 +3,11 @@
 // warms the OS file cache. `node -e 0` is measured the same way for reference.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { median } from './stats.mjs';
 
 const RUNS = 7;
 const CHILD = fileURLToPath(new URL('./cold-run.mjs', import.meta.url));
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 function timeProcess(args) {
   const t0 = performance.now();

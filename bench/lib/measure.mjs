@@ -10,6 +10,7 @@
 // time so the whole benchmark stays within a few minutes on 2 cores.
 import { gzipSync } from 'node:zlib';
 import { N_VALUES, floorMessages, verifyRun } from './workload.mjs';
+import { median } from './stats.mjs';
 
 // Warm-up until the JIT has settled: at least WARMUP_MIN runs and WARMUP_MS of running (capped at
 // WARMUP_MAX runs), so a 0.3 ms W(1) gets hundreds of warm-up runs and a 2 s W(200) gets two.
@@ -26,11 +27,6 @@ const REPS_MIN = 5;
 const REPS_MAX = COLD ? 25 : 400;
 const REPS_BUDGET_MS = 6000;
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const gz = (s) => gzipSync(s).length;
 
