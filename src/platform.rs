@@ -71,36 +71,3 @@ fn random_u64() -> u64 {
 pub(crate) fn new_run_id() -> String {
     format!("{:016x}{:016x}", random_u64(), random_u64())
 }
-
-#[cfg(all(target_arch = "wasm32", any(feature = "fetch", feature = "indexeddb")))]
-mod js_text {
-    use wasm_bindgen::prelude::*;
-
-    #[wasm_bindgen]
-    extern "C" {
-        type TextEncoder;
-        #[wasm_bindgen(constructor)]
-        fn new() -> TextEncoder;
-        #[wasm_bindgen(method)]
-        fn encode(this: &TextEncoder, text: &js_sys::JsString) -> js_sys::Uint8Array;
-    }
-
-    thread_local! {
-        static ENCODER: TextEncoder = TextEncoder::new();
-    }
-
-    /// A JS string as a Rust string (`None` for any other value), for text that may be long: checkpoints
-    /// and JSON from savers, HTTP bodies, tool results. wasm-bindgen copies a string into wasm one
-    /// character at a time in JS while it is ASCII (161 µs for 61 KB here); a long one goes through
-    /// `TextEncoder.encode` and one copy instead (30 µs). Both make a lone surrogate U+FFFD.
-    pub(crate) fn string_of(value: &JsValue) -> Option<String> {
-        let text = value.dyn_ref::<js_sys::JsString>()?;
-        if text.length() < 256 {
-            return value.as_string();
-        }
-        let bytes = ENCODER.with(|e| e.encode(text)).to_vec();
-        Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
-    }
-}
-#[cfg(all(target_arch = "wasm32", any(feature = "fetch", feature = "indexeddb")))]
-pub(crate) use js_text::string_of;

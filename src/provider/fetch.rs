@@ -89,7 +89,7 @@ impl HttpClient for FetchClient {
             Ok(HttpResponse::new(
                 response.status(),
                 response.headers().get("retry-after"),
-                crate::platform::string_of(&body).unwrap_or_default(),
+                body.as_string().unwrap_or_default(),
             ))
         }
     }
@@ -112,7 +112,7 @@ impl HttpClient for FetchClient {
                     return Ok(HttpResponse::new(
                         status,
                         retry_after,
-                        crate::platform::string_of(&text).unwrap_or_default(),
+                        text.as_string().unwrap_or_default(),
                     ));
                 }
             };

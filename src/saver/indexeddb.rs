@@ -300,7 +300,7 @@ impl Saver for IndexedDbSaver {
             let db = self.database().await?;
             let tx = self.transaction(&db, false)?;
             let value = result_of(Self::store(&tx, &self.options.store_name)?.get(&key.into())).await?;
-            Ok(crate::platform::string_of(&value))
+            Ok(value.as_string())
         }
     }
 

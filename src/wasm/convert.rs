@@ -17,16 +17,41 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
         .unwrap_or(JsValue::UNDEFINED)
 }
 
+#[wasm_bindgen]
+extern "C" {
+    type TextEncoder;
+    #[wasm_bindgen(constructor)]
+    fn new() -> TextEncoder;
+    #[wasm_bindgen(method)]
+    fn encode(this: &TextEncoder, text: &js_sys::JsString) -> js_sys::Uint8Array;
+}
+
+thread_local! {
+    static ENCODER: TextEncoder = TextEncoder::new();
+}
+
+/// A JS string as a Rust string (`None` for any other value), for a resumed checkpoint's text and JSON of
+/// tool results and model answers. wasm-bindgen copies a string into wasm one character at a time in JS
+/// while it is ASCII (161 µs for 61 KB here); a long one goes through `TextEncoder.encode` and one copy
+/// instead (30 µs). Both make a lone surrogate U+FFFD. Savers' reads keep wasm-bindgen's copy: there it
+/// gained nothing measurable and raised the example Worker's wasm high-water mark by a page.
+pub(crate) fn string_of(value: &JsValue) -> Option<String> {
+    let text = value.dyn_ref::<js_sys::JsString>()?;
+    if text.length() < 256 {
+        return value.as_string();
+    }
+    let bytes = ENCODER.with(|e| e.encode(text)).to_vec();
+    Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
 /// JSON text of a JS value; `None` for `undefined`, functions, or values `JSON.stringify` rejects.
 /// Lone surrogates (which `JSON.stringify` writes as `\udXXX` escapes) become U+FFFD, as everywhere else.
 pub(crate) fn json_text(value: &JsValue) -> Result<Option<String>, String> {
     match JSON::stringify(value) {
-        Ok(s) => Ok(
-            crate::platform::string_of(&s).map(|t| match crate::limits::repair_lone_surrogates(&t) {
-                std::borrow::Cow::Borrowed(_) => t,
-                std::borrow::Cow::Owned(repaired) => repaired,
-            }),
-        ),
+        Ok(s) => Ok(string_of(&s).map(|t| match crate::limits::repair_lone_surrogates(&t) {
+            std::borrow::Cow::Borrowed(_) => t,
+            std::borrow::Cow::Owned(repaired) => repaired,
+        })),
         Err(e) => Err(error_message(&e)),
     }
 }
@@ -290,7 +315,7 @@ pub(crate) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<(JsVa
             }
             .into());
         }
-        Ok(crate::platform::string_of(js).unwrap_or_default())
+        Ok(string_of(js).unwrap_or_default())
     };
     if let Some(js) = value.dyn_ref::<js_sys::JsString>() {
         return Ok((value.clone(), copy(js)?));

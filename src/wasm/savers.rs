@@ -97,7 +97,7 @@ impl KvBackend for KvNamespace {
         let returned = self.kv_get(key);
         async move {
             let v = settle(returned).await.map_err(|e| js_backend(&e))?;
-            Ok(crate::platform::string_of(&v))
+            Ok(v.as_string())
         }
     }
 
@@ -179,10 +179,7 @@ impl MapSaver {
             return None;
         }
         let pair = Array::from(&v);
-        Some((
-            pair.get(0).as_string()?,
-            crate::platform::string_of(&pair.get(1)).unwrap_or_default(),
-        ))
+        Some((pair.get(0).as_string()?, pair.get(1).as_string().unwrap_or_default()))
     }
 }
 
@@ -656,7 +653,7 @@ impl Saver for JsSaver {
             if v.is_null() || v.is_undefined() {
                 return Ok(None);
             }
-            if let Some(text) = crate::platform::string_of(&v) {
+            if let Some(text) = v.as_string() {
                 return Ok(Some(text));
             }
             json_text(&v)
@@ -785,7 +782,7 @@ impl Saver for JsTextStore {
             let v = settle(returned)
                 .await
                 .map_err(|e| self.failed(e, key, Condition::Any))?;
-            Ok(crate::platform::string_of(&v))
+            Ok(v.as_string())
         }
     }
 
