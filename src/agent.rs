@@ -327,11 +327,13 @@ impl AgentConfig {
         })
     }
 
-    pub(crate) fn request<'a>(&'a self, messages: &'a [Message]) -> ModelRequest<'a> {
+    /// The request for `messages`, of which the first `unchanged` are as in the run's previous request.
+    pub(crate) fn request<'a>(&'a self, messages: &'a [Message], unchanged: usize) -> ModelRequest<'a> {
         ModelRequest {
             system: self.instructions.as_deref(),
             messages,
             tools: &self.rules.definitions,
+            unchanged,
         }
     }
 
@@ -596,7 +598,8 @@ async fn drive_steps(
                     hooks.checkpoint(&mut run, config.codec()).await?;
                 }
                 hooks.emit(|| Event::StepStart { step });
-                let request = config.request(&run.checkpoint().messages);
+                let unchanged = run.take_unchanged();
+                let request = config.request(&run.checkpoint().messages, unchanged);
                 let reply = match hooks.events.as_deref_mut().filter(|e| e.wants_deltas()) {
                     Some(events) => {
                         let mut sink = DeltaEvents { events, step };
@@ -743,9 +746,11 @@ async fn drive_steps(
                     run.touch(now_ms());
                     hooks.checkpoint(&mut run, config.codec()).await?;
                 }
+                let unchanged = run.take_unchanged();
                 return Ok(Outcome::Complete(AgentResponse {
                     text,
                     checkpoint: run.into_checkpoint(),
+                    unchanged,
                 }));
             }
         }
@@ -777,6 +782,9 @@ pub struct AgentResponse {
     pub text: String,
     /// The whole run; save it to continue the conversation later.
     pub checkpoint: Checkpoint,
+    /// How many leading messages are as in the run's last model request ([`Run::take_unchanged`]).
+    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
+    pub(crate) unchanged: usize,
 }
 
 impl AgentResponse {

@@ -43,6 +43,10 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolDefinition],
+    /// How many leading messages are the same as in the previous request of the same run (0: unknown).
+    #[serde(skip)]
+    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
+    pub(crate) unchanged: usize,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -52,6 +56,7 @@ impl<'a> ModelRequest<'a> {
             system: None,
             messages,
             tools,
+            unchanged: 0,
         }
     }
 

@@ -365,6 +365,9 @@ pub struct Run<'c> {
     /// JSON sizes of the messages, as of the last compaction check: a run only appends messages (and
     /// changes at most the last one), so each check measures only what is new.
     sizes: Vec<usize>,
+    /// How many leading messages are as they were when the run began or was last asked
+    /// ([`Run::take_unchanged`]): appending keeps them, an edit, a removal or a compaction lowers it.
+    unchanged: usize,
 }
 
 impl<'c> Run<'c> {
@@ -381,6 +384,7 @@ impl<'c> Run<'c> {
             changed_at_done: false,
             compacted: None,
             sizes: Vec::new(),
+            unchanged: 0,
         }
     }
 
@@ -401,6 +405,7 @@ impl<'c> Run<'c> {
         if state.run_id.is_none() {
             state.run_id = Some(crate::platform::new_run_id());
         }
+        let unchanged = state.messages.len();
         let mut run = Run {
             state,
             config,
@@ -408,6 +413,7 @@ impl<'c> Run<'c> {
             changed_at_done: false,
             compacted: None,
             sizes: Vec::new(),
+            unchanged,
         };
         if run.state.interrupts.is_empty() {
             run.continue_with(input)?;
@@ -458,6 +464,18 @@ impl<'c> Run<'c> {
 
     pub(crate) fn checkpoint_mut(&mut self) -> &mut Checkpoint {
         &mut self.state
+    }
+
+    /// How many leading messages are unchanged since the run began or since the last call; from now on
+    /// all of them count as unchanged. A model that keeps its own copy of the history (the JS model's
+    /// mirror) keeps that many of its messages and replaces the rest.
+    pub(crate) fn take_unchanged(&mut self) -> usize {
+        std::mem::replace(&mut self.unchanged, self.state.messages.len())
+    }
+
+    /// Notes that the messages from `index` on changed in place or went.
+    fn edited(&mut self, index: usize) {
+        self.unchanged = self.unchanged.min(index);
     }
 
     /// The next step, closing a finished tool turn on the way.
@@ -594,6 +612,7 @@ impl<'c> Run<'c> {
         }
         self.state.messages.drain(keep..cut);
         self.sizes.drain(keep..cut);
+        self.edited(keep);
         self.compacted = Some(Compacted {
             messages: cut - keep,
             bytes: removed,
@@ -920,6 +939,10 @@ impl<'c> Run<'c> {
     fn push_user_text(&mut self, text: String) {
         if self.state.messages.last().is_some_and(Message::is_empty_answer) {
             self.state.messages.pop();
+            self.edited(self.state.messages.len());
+        }
+        if self.state.messages.last().is_some_and(|m| m.role == Role::User) {
+            self.edited(self.state.messages.len().saturating_sub(1));
         }
         match self.state.messages.last_mut() {
             Some(last) if last.role == Role::User => {
@@ -1098,6 +1121,7 @@ impl<'c> Run<'c> {
 
     fn replace_input(&mut self, id: &str, mut input: Value) {
         crate::limits::normalize_numbers(&mut input);
+        self.edited(self.state.messages.len().saturating_sub(1));
         if let Some(Content::Blocks(blocks)) = self.state.messages.last_mut().map(|m| &mut m.content) {
             for b in blocks {
                 if let ContentBlock::ToolUse(u) = b {

@@ -553,11 +553,7 @@ mod tests {
 
     fn run(m: &HttpModel<anthropic::Anthropic, Scripted>) -> Result<ModelResponse, ModelError> {
         let messages = [crate::Message::user("hello")];
-        pollster::block_on(m.complete(ModelRequest {
-            system: None,
-            messages: &messages,
-            tools: &[],
-        }))
+        pollster::block_on(m.complete(ModelRequest::new(&messages, &[])))
     }
 
     #[test]

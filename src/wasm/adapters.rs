@@ -247,13 +247,10 @@ impl JsModel {
         self.mirror.borrow_mut().seed = Some(seed);
     }
 
-    /// Forgets the caller's checkpoint text: the resume changed a message in place (edited call input).
-    pub(crate) fn drop_seed(&self) {
-        self.mirror.borrow_mut().seed = None;
-    }
-
     /// The run's messages as JS objects (a fresh array; the objects are shared with earlier requests).
-    pub(crate) fn messages(&self, messages: &[Message]) -> Array {
+    /// `unchanged`: how many leading messages are as they were at the last call (or, the first time, as
+    /// the resumed checkpoint held them); the mirror keeps that many and takes the rest anew.
+    pub(crate) fn messages(&self, messages: &[Message], unchanged: usize) -> Array {
         let mut m = self.mirror.borrow_mut();
         if let Some((text, count)) = m.seed.take() {
             // Only a current-format checkpoint: an older one may have been upgraded or repaired on decode.
@@ -262,14 +259,15 @@ impl JsModel {
                 .filter(|v| get(v, "version").as_f64() == Some(f64::from(crate::CHECKPOINT_VERSION)))
                 .map(|v| get(&v, "messages"))
                 .and_then(|v| v.dyn_into::<Array>().ok());
-            if let Some(array) = seeded.filter(|a| a.length() as usize == count && count <= messages.len()) {
+            if let Some(array) = seeded.filter(|a| a.length() as usize == count) {
                 m.array = array;
                 m.synced = count;
             }
         }
-        if m.synced > messages.len() {
-            m.array = Array::new();
-            m.synced = 0;
+        let keep = m.synced.min(unchanged).min(messages.len());
+        if keep < m.synced {
+            m.array.set_length(u32::try_from(keep).unwrap_or(0));
+            m.synced = keep;
         }
         let added = messages
             .get(m.synced..)
@@ -289,7 +287,7 @@ impl JsModel {
     }
 
     fn js_request(&self, request: &ModelRequest<'_>) -> JsValue {
-        model_request(&self.system, &self.messages(request.messages), &self.tools)
+        model_request(&self.system, &self.messages(request.messages, request.unchanged), &self.tools)
     }
 }
 

@@ -314,7 +314,7 @@ impl Parts {
         match ran {
             Ok(outcome) => {
                 let messages = match (&self.model, &outcome) {
-                    (SpecModel::Js(m), Outcome::Complete(r)) => Some(m.messages(&r.checkpoint.messages).into()),
+                    (SpecModel::Js(m), Outcome::Complete(r)) => Some(m.messages(&r.checkpoint.messages, r.unchanged).into()),
                     _ => None,
                 };
                 Ok(outcome_to_js(&outcome, messages, sealed))
@@ -423,9 +423,6 @@ async fn run_js(spec: JsValue, input: CallInput, options: CallOptions) -> Result
     let parts = Parts::build(&spec)?;
     let input = parts.input(input).await.map_err(|e| agent_error(e, None))?;
     let run = parts.config.begin(input).map_err(|e| agent_error(e, None))?;
-    if let (SpecModel::Js(m), true) = (&parts.model, run.applied().iter().any(|a| a.modified_args.is_some())) {
-        m.drop_seed();
-    }
     let CallOptions { mut events, signal } = options;
     let aborted = move || {
         signal
@@ -741,6 +738,7 @@ pub fn scripted_complete(spec: JsValue, request: JsValue) -> Promise {
                 system: None,
                 messages: &messages,
                 tools: &request_tools,
+                unchanged: 0,
             })
             .await;
         match r {

@@ -260,6 +260,7 @@ pub fn provider_complete(spec: JsValue, request: JsValue) -> Promise {
             system: owned.system.as_deref(),
             messages: &owned.messages,
             tools: &owned.tools,
+            unchanged: 0,
         };
         model.complete(req).await.map(|r| to_js(&r)).map_err(model_error)
     })

@@ -40,3 +40,38 @@ test('compaction settings are checked at agent()', () => {
   assert.throws(() => agent({ model, compaction: { maxBytes: 10, summarize: true } }), (e) => e instanceof ConfigError && /summarize/.test(e.message));
   assert.throws(() => agent({ model, compaction: 5 }), ConfigError);
 });
+
+test('a JS model sees each compacted history as it is: its latest tool results, the count the event reports', async () => {
+  const pad = 'z'.repeat(2000);
+  let calls = 0;
+  let compactedTo = null;
+  const seen = [];
+  const model = async (req) => {
+    assertProviderValid(req.messages);
+    if (calls > 0) {
+      // The last message answers the call this model made a moment ago, whatever was dropped before it.
+      const last = req.messages.at(-1);
+      assert.equal(last.role, 'user');
+      assert.equal(last.content[0].toolUseId, `t${calls}`, `request ${calls + 1} ends with the result of t${calls}`);
+      assert.equal(last.content[0].content, `row ${calls} stored`);
+    }
+    if (compactedTo !== null) {
+      assert.equal(req.messages.length, compactedTo, 'the request holds what the compacted event says is left');
+      compactedTo = null;
+    }
+    seen.push(req.messages.length);
+    calls += 1;
+    return calls <= 60 ? { content: [{ type: 'tool_use', id: `t${calls}`, name: 'put', input: { row: calls, pad } }] } : { content: [{ type: 'text', text: 'table full' }] };
+  };
+  const put = defineTool({ name: 'put', handle: ({ row }) => `row ${row} stored` });
+  let events = 0;
+  const r = await agent({ model, tools: [put], maxIterations: 100, compaction: { maxBytes: 20_000 } }).prompt('Fill the table.', {
+    onEvent: (e) => { if (e.type === 'compacted') { events += 1; compactedTo = e.messages; } },
+  });
+  assert.equal(r.text, 'table full');
+  assert.ok(events > 20, `${events} compactions`);
+  assert.ok(Math.max(...seen) < 20, `requests stay short: ${Math.max(...seen)} messages at most`);
+  // The result's messages are the checkpoint's, compacted too.
+  assert.deepEqual(r.messages, r.checkpoint.messages);
+  assert.equal(r.messages.at(-2).content[0].toolUseId, 't60');
+});

@@ -89,3 +89,16 @@ test('a session keeps the structured answer; the next prompt asks again', async 
   assert.equal((await s.prompt('And the second city?')).structured.city, 'Lyon');
   assert.equal((await s.checkpoint()).structured.city, 'Lyon');
 });
+
+test('a follow-up to a finished structured answer reaches the model: the text joins the last user message', async () => {
+  const first = await agent({ model: scriptedModel([turn(toolUse('f1', 'final_answer', { city: 'Paris', population: 2 }))]), output: cityOutput }).prompt('France?');
+  assert.equal(first.checkpoint.messages.at(-1).role, 'user', 'the run ends on the final_answer result');
+  const { model, requests } = recordingModel([turn(toolUse('f2', 'final_answer', { city: 'Rome', population: 3 }))]);
+  const again = await agent({ model, output: cityOutput }).resume(JSON.stringify(first.checkpoint), 'And Italy?');
+  assert.deepEqual(again.structured, { city: 'Rome', population: 3 });
+  const last = requests[0].messages.at(-1);
+  assert.equal(last.role, 'user');
+  assert.deepEqual(last.content.at(-1), { type: 'text', text: 'And Italy?' }, 'the model sees the follow-up');
+  assert.equal(requests[0].messages.length, first.checkpoint.messages.length);
+  assert.deepEqual(again.messages, again.checkpoint.messages);
+});
