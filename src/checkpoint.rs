@@ -238,14 +238,19 @@ impl Checkpoint {
                 max: limits.max_checkpoint_bytes,
             });
         }
-        let depth = crate::limits::text_depth(json);
-        if depth > limits.checkpoint_depth() {
+        // One pass finds the depth and whether any escape may be a lone surrogate to repair.
+        let scan = crate::limits::scan(json);
+        if scan.depth > limits.checkpoint_depth() {
             return Err(CheckpointError::TooDeep {
-                depth,
+                depth: scan.depth,
                 max: limits.checkpoint_depth(),
             });
         }
-        let json = crate::limits::repair_lone_surrogates(json);
+        let json = if scan.surrogate_escape {
+            crate::limits::repair_surrogate_escapes(json)
+        } else {
+            std::borrow::Cow::Borrowed(json)
+        };
         match serde_json::from_str::<Raw>(&json) {
             Ok(raw) => raw.into_checkpoint(),
             Err(fast) => {

@@ -83,8 +83,22 @@ pub fn value_depth(v: &Value) -> usize {
 
 /// How deeply JSON `text` nests, read from its brackets (strings skipped), before anything is parsed.
 pub fn text_depth(text: &str) -> usize {
+    scan(text).depth
+}
+
+/// What one pass over JSON text finds before it is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scan {
+    /// How deeply it nests (see [`text_depth`]).
+    pub(crate) depth: usize,
+    /// Whether a string holds a `\uD…`/`\ud…` escape (half of a surrogate pair, maybe a lone one).
+    pub(crate) surrogate_escape: bool,
+}
+
+/// Depth and surrogate escapes of JSON `text`, in one pass.
+pub(crate) fn scan(text: &str) -> Scan {
     let bytes = text.as_bytes();
-    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
+    let (mut depth, mut deepest, mut i, mut surrogate_escape) = (0usize, 0usize, 0usize, false);
     while let Some(&b) = bytes.get(i) {
         i += 1;
         match b {
@@ -95,7 +109,10 @@ pub fn text_depth(text: &str) -> usize {
                     .get(i..)
                     .and_then(|rest| rest.iter().position(|&c| c == b'"' || c == b'\\'))
                 {
-                    Some(p) if bytes.get(i + p) == Some(&b'\\') => i += p + 2,
+                    Some(p) if bytes.get(i + p) == Some(&b'\\') => {
+                        surrogate_escape |= is_surrogate_escape(bytes, i + p);
+                        i += p + 2;
+                    }
                     Some(p) => {
                         i += p + 1;
                         break;
@@ -114,7 +131,29 @@ pub fn text_depth(text: &str) -> usize {
             _ => {}
         }
     }
-    deepest
+    Scan {
+        depth: deepest,
+        surrogate_escape,
+    }
+}
+
+/// True when the escape starting at `at` (a backslash) is `\ud…` or `\uD…`.
+fn is_surrogate_escape(bytes: &[u8], at: usize) -> bool {
+    bytes.get(at + 1) == Some(&b'u') && matches!(bytes.get(at + 2), Some(b'd' | b'D'))
+}
+
+/// Whether JSON `text` may hold a surrogate escape: a search for backslashes, each escape skipped whole
+/// (so an escaped backslash followed by `ud` is not one). Much faster than two substring searches.
+fn may_hold_surrogate_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0usize;
+    while let Some(p) = bytes.get(i..).and_then(|rest| rest.iter().position(|&c| c == b'\\')) {
+        if is_surrogate_escape(bytes, i + p) {
+            return true;
+        }
+        i += p + 2;
+    }
+    false
 }
 
 /// The largest integer every JSON reader agrees on (2^53): JS reads every number as a double.
@@ -147,10 +186,15 @@ pub fn normalize_numbers(v: &mut Value) {
 /// strings may not. The replacement JS's own `TextEncoder` makes, applied the same way to every JSON value
 /// from JS (model replies, tool results, checkpoints, decisions). Borrowed when there is nothing to replace.
 pub fn repair_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
-    // Nearly every text has no surrogate escape at all (JSON writes `\u` in lower case): one fast search.
-    if !text.contains("\\ud") && !text.contains("\\uD") {
+    // Nearly every text has no surrogate escape at all: one fast search.
+    if !may_hold_surrogate_escape(text) {
         return std::borrow::Cow::Borrowed(text);
     }
+    repair_surrogate_escapes(text)
+}
+
+/// [`repair_lone_surrogates`] for text known to hold a surrogate escape ([`Scan::surrogate_escape`]).
+pub(crate) fn repair_surrogate_escapes(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
     let hex = |at: usize| -> Option<u16> {
         let digits = bytes.get(at..at + 4)?;
@@ -237,7 +281,10 @@ mod tests {
     #[test]
     fn text_depth_agrees_with_a_bytewise_reading_on_random_texts() {
         // 20,000 random texts over the bytes that matter (quotes, backslashes, brackets), truncations included.
-        let alphabet = [b'"', b'\\', b'[', b']', b'{', b'}', b'a', b'u', b'd', b' '];
+        // Single bytes and whole escapes: surrogate halves, escaped backslashes before `ud`, a bare `\u`.
+        let alphabet = [
+            "\"", "\\", "[", "]", "{", "}", "a", "u", "d", " ", "\\ud83d", "\\ude00", "\\uD800", "\\\\ud800", "\\u",
+        ];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = || {
             seed ^= seed << 13;
@@ -245,13 +292,21 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        let mut repaired = 0usize;
         for _ in 0..20_000 {
             let len = (next() % 40) as usize;
             let text: String = (0..len)
-                .map(|_| char::from(alphabet[(next() % alphabet.len() as u64) as usize]))
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
                 .collect();
             assert_eq!(text_depth(&text), text_depth_bytewise(&text), "{text:?}");
+            // The fast checks never skip a repair the full pass would make.
+            assert_eq!(repair_lone_surrogates(&text), repair_surrogate_escapes(&text), "{text:?}");
+            if !scan(&text).surrogate_escape {
+                assert_eq!(repair_surrogate_escapes(&text), text.as_str(), "{text:?}");
+            }
+            repaired += usize::from(repair_surrogate_escapes(&text) != text.as_str());
         }
+        assert!(repaired > 10, "the random texts exercise repairs: {repaired}");
         assert_eq!(text_depth(r#"{"a":"[[\"]]","b":[{}]}"#), 3);
     }
 
