@@ -426,6 +426,12 @@ impl AgentConfig {
 
     /// The run for `input`: a new one, or a checkpoint with the human's input applied.
     pub(crate) fn begin(&self, input: Input) -> Result<Run<'_>, AgentError> {
+        self.begin_with(input, false)
+    }
+
+    /// [`AgentConfig::begin`]; `decoded`: a resumed checkpoint comes straight from decoding, which
+    /// validated it, so it is not validated twice.
+    pub(crate) fn begin_with(&self, input: Input, decoded: bool) -> Result<Run<'_>, AgentError> {
         if matches!(&input, Input::Prompt(m) if m.is_empty()) {
             return Err(AgentError::Argument(
                 "prompt(message): the message is empty (providers refuse an empty user message)".into(),
@@ -433,6 +439,7 @@ impl AgentConfig {
         }
         let mut run = match input {
             Input::Prompt(message) => Run::start(&self.rules, &message, new_run_id(), now_ms()),
+            Input::Resume(checkpoint, resume) if decoded => Run::resume_valid(&self.rules, checkpoint, resume, now_ms())?,
             Input::Resume(checkpoint, resume) => Run::resume(&self.rules, checkpoint, resume, now_ms())?,
         };
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {

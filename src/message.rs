@@ -269,11 +269,24 @@ impl<'de> Deserialize<'de> for Content {
     }
 }
 
+/// A block's `type`, read without copying it.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum BlockKind {
+    Text,
+    Image,
+    ImageBase64,
+    ToolUse,
+    ToolResult,
+    Thinking,
+    RedactedThinking,
+}
+
 /// Every field any block may have; which ones are required depends on `type`.
 #[derive(Deserialize)]
 struct AnyBlock {
     #[serde(rename = "type")]
-    kind: String,
+    kind: BlockKind,
     text: Option<String>,
     url: Option<String>,
     #[serde(rename = "mimeType")]
@@ -303,49 +316,35 @@ impl<'de> Deserialize<'de> for ContentBlock {
         use serde::de::Error;
         let b = AnyBlock::deserialize(deserializer)?;
         let need = |v: Option<String>, field: &'static str| v.ok_or_else(|| D::Error::missing_field(field));
-        Ok(match b.kind.as_str() {
-            "text" => ContentBlock::Text {
+        Ok(match b.kind {
+            BlockKind::Text => ContentBlock::Text {
                 text: need(b.text, "text")?,
             },
-            "image" => ContentBlock::Image {
+            BlockKind::Image => ContentBlock::Image {
                 url: need(b.url, "url")?,
                 mime_type: b.mime_type,
             },
-            "image_base64" => ContentBlock::ImageBase64 {
+            BlockKind::ImageBase64 => ContentBlock::ImageBase64 {
                 data: need(b.data, "data")?,
                 mime_type: need(b.mime_type, "mimeType")?,
             },
-            "tool_use" => ContentBlock::ToolUse(ToolUse {
+            BlockKind::ToolUse => ContentBlock::ToolUse(ToolUse {
                 id: need(b.id, "id")?,
                 name: need(b.name, "name")?,
                 input: b.input.ok_or_else(|| D::Error::missing_field("input"))?,
             }),
-            "tool_result" => ContentBlock::ToolResult(ToolResult {
+            BlockKind::ToolResult => ContentBlock::ToolResult(ToolResult {
                 tool_use_id: need(b.tool_use_id, "toolUseId")?,
                 content: need(b.content, "content")?,
                 is_error: b.is_error.unwrap_or(false),
             }),
-            "thinking" => ContentBlock::Thinking {
+            BlockKind::Thinking => ContentBlock::Thinking {
                 thinking: need(b.thinking, "thinking")?,
                 signature: b.signature.unwrap_or_default(),
             },
-            "redacted_thinking" => ContentBlock::RedactedThinking {
+            BlockKind::RedactedThinking => ContentBlock::RedactedThinking {
                 data: need(b.data, "data")?,
             },
-            other => {
-                return Err(D::Error::unknown_variant(
-                    other,
-                    &[
-                        "text",
-                        "image",
-                        "image_base64",
-                        "tool_use",
-                        "tool_result",
-                        "thinking",
-                        "redacted_thinking",
-                    ],
-                ));
-            }
         })
     }
 }

@@ -396,8 +396,18 @@ impl<'c> Run<'c> {
     /// [`AgentError::Checkpoint`] for a checkpoint that breaks an invariant; [`AgentError::Decision`] for
     /// input that does not answer exactly what is pending; [`AgentError::InterruptExpired`] (with the
     /// checkpoint) for an expired interrupt whose tool's policy is [`OnExpire::Error`].
-    pub fn resume(config: &'c RunConfig, mut state: Checkpoint, input: Resume, now: u64) -> Result<Self, AgentError> {
+    pub fn resume(config: &'c RunConfig, state: Checkpoint, input: Resume, now: u64) -> Result<Self, AgentError> {
         state.validate()?;
+        Self::resume_valid(config, state, input, now)
+    }
+
+    /// [`Run::resume`] of a checkpoint known to be valid: one [`Checkpoint::from_json`] has just returned.
+    pub(crate) fn resume_valid(
+        config: &'c RunConfig,
+        mut state: Checkpoint,
+        input: Resume,
+        now: u64,
+    ) -> Result<Self, AgentError> {
         // What the run writes next is a new checkpoint: the old signature does not cover it.
         state.signature = None;
         // Each prompt or resume gets the whole bound of output corrections.

@@ -422,7 +422,8 @@ impl Parts {
 async fn run_js(spec: JsValue, input: CallInput, options: CallOptions) -> Result<JsValue, JsValue> {
     let parts = Parts::build(&spec)?;
     let input = parts.input(input).await.map_err(|e| agent_error(e, None))?;
-    let run = parts.config.begin(input).map_err(|e| agent_error(e, None))?;
+    // A resumed checkpoint was decoded (and so validated) by `checkpoint_in` a moment ago.
+    let run = parts.config.begin_with(input, true).map_err(|e| agent_error(e, None))?;
     let CallOptions { mut events, signal } = options;
     let aborted = move || {
         signal
