@@ -227,7 +227,8 @@ impl Checkpoint {
         Self::from_json_with(json, &crate::limits::Limits::default())
     }
 
-    /// Decodes and validates a checkpoint from JSON text, refusing text over `limits` before parsing it.
+    /// Decodes and validates a checkpoint from JSON text, refusing text over `limits` before parsing it and
+    /// values nested deeper than `limits` (with the depth of the text) after.
     ///
     /// # Errors
     /// As [`Checkpoint::from_json`].
@@ -238,28 +239,40 @@ impl Checkpoint {
                 max: limits.max_checkpoint_bytes,
             });
         }
-        // One pass finds the depth and whether any escape may be a lone surrogate to repair.
-        let scan = crate::limits::scan(json);
-        if scan.depth > limits.checkpoint_depth() {
-            return Err(CheckpointError::TooDeep {
-                depth: scan.depth,
-                max: limits.checkpoint_depth(),
-            });
-        }
-        let json = if scan.surrogate_escape {
-            crate::limits::repair_surrogate_escapes(json)
-        } else {
-            std::borrow::Cow::Borrowed(json)
+        let max = limits.checkpoint_depth();
+        // The depth of the text, measured only when a value in it is too deep (or the parse failed): its
+        // fixed frame nests 5 deep, less than any limit, and serde_json itself stops at 128.
+        let too_deep = |json: &str| {
+            let depth = crate::limits::text_depth(json);
+            (depth > max).then_some(CheckpointError::TooDeep { depth, max })
         };
-        match serde_json::from_str::<Raw>(&json) {
-            Ok(raw) => raw.into_checkpoint(),
-            Err(fast) => {
-                let value: Value =
-                    serde_json::from_str(&json).map_err(|e| CheckpointError::Json { message: e.to_string() })?;
-                explain(&value)?;
-                Err(CheckpointError::at("checkpoint", fast.to_string()))
-            }
+        let within = |deepest: usize| match deepest > max {
+            true => too_deep(json).map_or(Ok(()), Err),
+            false => Ok(()),
+        };
+        // Parsed first, scanned only on failure: nearly every text is valid as it is.
+        let fast = match serde_json::from_str::<Raw>(json) {
+            Ok(raw) => return raw.into_checkpoint(within),
+            Err(fast) => fast,
+        };
+        let scan = crate::limits::scan(json);
+        if scan.depth > max {
+            return Err(CheckpointError::TooDeep { depth: scan.depth, max });
         }
+        // JS writes a lone surrogate as an escape serde_json refuses: repaired, and parsed again.
+        let (json, fast) = match scan.surrogate_escape {
+            true => {
+                let repaired = crate::limits::repair_surrogate_escapes(json);
+                match serde_json::from_str::<Raw>(&repaired) {
+                    Ok(raw) => return raw.into_checkpoint(within),
+                    Err(e) => (repaired, e),
+                }
+            }
+            false => (std::borrow::Cow::Borrowed(json), fast),
+        };
+        let value: Value = serde_json::from_str(&json).map_err(|e| CheckpointError::Json { message: e.to_string() })?;
+        explain(&value)?;
+        Err(CheckpointError::at("checkpoint", fast.to_string()))
     }
 
     /// Decodes and validates a checkpoint from a JSON value.
@@ -278,7 +291,7 @@ impl Checkpoint {
         explain(&value)?;
         serde_json::from_value::<Raw>(value)
             .map_err(|e| CheckpointError::at("checkpoint", e.to_string()))?
-            .into_checkpoint()
+            .into_checkpoint(|_| Ok(()))
     }
 
     /// The checkpoint as compact JSON text.
@@ -542,7 +555,12 @@ impl Checkpoint {
 }
 
 impl Raw {
-    fn into_checkpoint(self) -> Result<Checkpoint, CheckpointError> {
+    /// The checkpoint, checked; `within` is given how deeply its deepest value sits in the text and
+    /// refuses what is too deep, before anything else is checked.
+    fn into_checkpoint(
+        self,
+        within: impl FnOnce(usize) -> Result<(), CheckpointError>,
+    ) -> Result<Checkpoint, CheckpointError> {
         let legacy = self.version.is_none();
         if let Some(v) = self.version {
             if v == 0 {
@@ -576,7 +594,7 @@ impl Raw {
             updated_at: self.updated_at,
             signature: self.signature,
         };
-        normalize_values(&mut cp);
+        within(normalize_values(&mut cp))?;
         if legacy {
             repair_legacy(&mut cp.messages);
         }
@@ -589,29 +607,33 @@ impl Raw {
 }
 
 /// Every JSON value in a checkpoint with its numbers as doubles ([`normalize_numbers`](crate::limits::normalize_numbers)).
-fn normalize_values(cp: &mut Checkpoint) {
-    use crate::limits::normalize_numbers;
+/// Returns how deep the deepest of them reaches in the checkpoint's text: a tool input sits 5 levels in
+/// (`{ messages: [ { content: [ { input` ), an interrupt's input and data 3, the state and structured answer 1.
+fn normalize_values(cp: &mut Checkpoint) -> usize {
+    use crate::limits::normalize_numbers_depth as walk;
+    let mut deepest = 0;
     for m in &mut cp.messages {
         if let crate::message::Content::Blocks(blocks) = &mut m.content {
             for b in blocks {
                 if let ContentBlock::ToolUse(u) = b {
-                    normalize_numbers(&mut u.input);
+                    deepest = deepest.max(5 + walk(&mut u.input));
                 }
             }
         }
     }
     for i in &mut cp.interrupts {
-        normalize_numbers(&mut i.input);
+        deepest = deepest.max(3 + walk(&mut i.input));
         if let Some(d) = i.data.as_mut() {
-            normalize_numbers(d);
+            deepest = deepest.max(3 + walk(d));
         }
     }
     if let Some(s) = cp.state.as_mut() {
-        normalize_numbers(s);
+        deepest = deepest.max(1 + walk(s));
     }
     if let Some(s) = cp.structured.as_mut() {
-        normalize_numbers(s);
+        deepest = deepest.max(1 + walk(s));
     }
+    deepest
 }
 
 /// Formats before 2 mark a pause with `pendingToolUseId` (+ `question`) alone: that is one question

@@ -163,8 +163,14 @@ const EXACT_INTEGERS: u64 = 1 << 53;
 /// ±2^53 becomes the nearest double. So a checkpoint means the same in JS and Rust, a signature covers
 /// exactly what a tool receives, and decoding what the library wrote gives back the same bytes.
 pub fn normalize_numbers(v: &mut Value) {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
+    normalize_numbers_depth(v);
+}
+
+/// [`normalize_numbers`], returning how deeply `v` nests ([`value_depth`]) from the same walk.
+pub(crate) fn normalize_numbers_depth(v: &mut Value) -> usize {
+    let mut stack = vec![(v, 0usize)];
+    let mut deepest = 0;
+    while let Some((v, d)) = stack.pop() {
         match v {
             Value::Number(n) if !n.is_f64() => {
                 let magnitude = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs)).unwrap_or(0);
@@ -174,11 +180,18 @@ pub fn normalize_numbers(v: &mut Value) {
                     }
                 }
             }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(map) => stack.extend(map.values_mut()),
+            Value::Array(items) => {
+                deepest = deepest.max(d + 1);
+                stack.extend(items.iter_mut().map(|i| (i, d + 1)));
+            }
+            Value::Object(map) => {
+                deepest = deepest.max(d + 1);
+                stack.extend(map.values_mut().map(|i| (i, d + 1)));
+            }
             _ => {}
         }
     }
+    deepest
 }
 
 /// JSON `text` with every `\uD800`–`\uDFFF` escape that is not half of a surrogate pair replaced by

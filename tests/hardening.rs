@@ -732,3 +732,32 @@ fn a_saver_failing_ten_percent_of_calls_loses_no_run_and_runs_no_tool_twice() {
     assert_eq!(completed, n, "every session completed");
     assert!(errors.values().sum::<u64>() > 100, "the saver did fail: {errors:?}");
 }
+
+#[test]
+fn a_value_nested_beyond_the_limit_is_refused_with_the_depth_of_the_text() {
+    use resumable_agent::{CheckpointError, Limits};
+    let nest = |n: usize| format!("{}0{}", "[".repeat(n), "]".repeat(n));
+    let base = r#"{"version":2,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"t","input":INPUT}]}],"iterations":1,"usage":{"inputTokens":0,"outputTokens":0},"interrupts":[{"kind":"question","id":"c1","toolName":"t","input":INPUT,"question":"q?","data":DATA}],"pendingToolUseId":"c1","question":"q?","reviewed":true,"state":STATE}"#;
+    let text = |input: &str, data: &str, state: &str| {
+        base.replace("INPUT", input).replace("DATA", data).replace("STATE", state)
+    };
+    let limits = Limits::default().max_depth(10);
+    let depth_of = |t: &str| match Checkpoint::from_json_with(t, &limits) {
+        Err(CheckpointError::TooDeep { depth, max }) => Some((depth, max)),
+        Ok(_) => None,
+        Err(e) => panic!("expected TooDeep or Ok, got {e}"),
+    };
+    // The limit (10) plus the checkpoint's frame (6) is 16 levels of text: a tool input starts 5 in (and
+    // the interrupt's copy of it 3), an interrupt's data 3, the state 1.
+    assert_eq!(depth_of(&text(&nest(11), "0", "0")), None);
+    assert_eq!(depth_of(&text(&nest(12), "0", "0")), Some((17, 16)));
+    assert_eq!(depth_of(&text("0", &nest(13), "0")), None);
+    assert_eq!(depth_of(&text("0", &nest(14), "0")), Some((17, 16)));
+    assert_eq!(depth_of(&text("0", "0", &nest(15))), None);
+    assert_eq!(depth_of(&text("0", "0", &nest(16))), Some((17, 16)));
+    // Beyond what serde_json parses at all (128): still TooDeep, with the depth of the text.
+    assert_eq!(depth_of(&text("0", "0", &nest(300))), Some((301, 16)));
+    // A field the format does not have is skipped, however it nests (below serde_json's own bound).
+    let unknown = text("0", "0", "0").replacen('{', &format!("{{\"extra\":{},", nest(60)), 1);
+    assert_eq!(depth_of(&unknown), None);
+}

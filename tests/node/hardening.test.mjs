@@ -200,7 +200,7 @@ describe('limits', () => {
     assert.equal(calls.model, 0);
   });
 
-  test('nesting beyond the depth limit is refused before parsing', async () => {
+  test('nesting beyond the depth limit is refused, however deep', async () => {
     const deep = `${'['.repeat(100_000)}0${']'.repeat(100_000)}`;
     const text = `{"version":2,"messages":[{"role":"user","content":"hi"}],"iterations":0,"usage":{"inputTokens":0,"outputTokens":0},"state":${deep}}`;
     await refused(counted().a.resume(text, ''), 'TOO_DEEP');
