@@ -390,15 +390,22 @@ impl Codec<'_> {
                 max: self.limits.max_checkpoint_bytes,
             });
         }
-        let checkpoint = match envelope(text) {
-            Some(envelope) => {
-                let keys = self.keys.ok_or_else(|| {
-                    signature("a sealed checkpoint, but this agent has no checkpointKeys to open it".into())
-                })?;
-                Checkpoint::from_json_with(&keys.open(&envelope).await?, &self.limits)?
-            }
-            None => Checkpoint::from_json_with(text, &self.limits)?,
+        // An envelope as this library writes it says "sealed" near its start; any other spelling of one is
+        // found when the text does not decode as a checkpoint. So a plain checkpoint is not searched whole.
+        let envelope = match looks_sealed(text).then(|| envelope(text)).flatten() {
+            Some(envelope) => envelope,
+            None => match Checkpoint::from_json_with(text, &self.limits) {
+                Ok(checkpoint) => {
+                    self.verify(&checkpoint).await?;
+                    return Ok(checkpoint);
+                }
+                Err(e) => envelope(text).ok_or(e)?,
+            },
         };
+        let keys = self
+            .keys
+            .ok_or_else(|| signature("a sealed checkpoint, but this agent has no checkpointKeys to open it".into()))?;
+        let checkpoint = Checkpoint::from_json_with(&keys.open(&envelope).await?, &self.limits)?;
         self.verify(&checkpoint).await?;
         Ok(checkpoint)
     }
@@ -420,6 +427,17 @@ fn envelope(text: &str) -> Option<Envelope> {
         return None;
     }
     serde_json::from_str(text).ok()
+}
+
+/// How far into an envelope its `"sealed"` key is at most, as this library writes one: after `version`
+/// and a key id of at most 64 bytes (escaped, up to 6 bytes each).
+const SEALED_KEY_WITHIN: usize = 512;
+
+/// True when `text` starts like an envelope this library wrote: a cheap look at its head, not a search of
+/// a whole checkpoint.
+pub(crate) fn looks_sealed(text: &str) -> bool {
+    let head = text.as_bytes().get(..SEALED_KEY_WITHIN).unwrap_or(text.as_bytes());
+    text.trim_start().starts_with('{') && head.windows(8).any(|w| w == b"\"sealed\"")
 }
 
 /// True when `text` is a sealed envelope (for savers that keep what they are given).
@@ -538,6 +556,21 @@ mod tests {
             .unwrap_or_default();
         assert!(err.contains("no checkpointKeys"), "{err}");
         assert!(codec.summary(&cp).question.is_none());
+        // Another spelling of the envelope (keys reordered, "sealed" far from the start) opens as well;
+        // a plain checkpoint that mentions "sealed" early still decodes as itself.
+        let v: Value = serde_json::from_str(&text).unwrap_or_default();
+        let respelled = format!(
+            "{{\"kid\":\"k2\",{}\"version\":2,\"sealed\":{}}}",
+            " ".repeat(2 * SEALED_KEY_WITHIN),
+            v["sealed"]
+        );
+        assert!(!looks_sealed(&respelled));
+        assert_eq!(block(codec.decode(&respelled)).ok(), Some(cp.clone()));
+        let mut mentions = Checkpoint::new("r", 0);
+        mentions.messages.push(crate::Message::user("hi"));
+        let plain_text = mentions.to_json().replacen('{', r#"{"sealed":"no","#, 1);
+        assert!(looks_sealed(&plain_text));
+        assert_eq!(block(plain.decode(&plain_text)).ok(), Some(mentions));
     }
 
     #[test]

@@ -329,7 +329,8 @@ impl Parts {
         let codec = self.config.codec();
         let (js_text, text) = checkpoint_text(value, codec.limits.max_checkpoint_bytes)?;
         let cp = codec.decode(&text).await?;
-        if let (SpecModel::Js(m), false) = (&self.model, crate::keys::is_sealed_text(&text)) {
+        // The caller's text is the checkpoint's own (the seed is used only if it parses as one).
+        if let (SpecModel::Js(m), false) = (&self.model, crate::keys::looks_sealed(&text)) {
             m.seed((js_text, cp.messages.len()));
         }
         Ok(cp)
