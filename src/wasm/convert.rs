@@ -22,8 +22,14 @@ extern "C" {
     type TextEncoder;
     #[wasm_bindgen(constructor)]
     fn new() -> TextEncoder;
-    #[wasm_bindgen(method)]
-    fn encode(this: &TextEncoder, text: &js_sys::JsString) -> js_sys::Uint8Array;
+    /// Writes UTF-8 straight into `dest`, a view of wasm memory (nothing in between to copy).
+    #[wasm_bindgen(method, js_name = encodeInto)]
+    fn encode_into(this: &TextEncoder, text: &js_sys::JsString, dest: &mut [u8]) -> EncodeResult;
+    type EncodeResult;
+    #[wasm_bindgen(method, getter)]
+    fn read(this: &EncodeResult) -> u32;
+    #[wasm_bindgen(method, getter)]
+    fn written(this: &EncodeResult) -> u32;
 }
 
 thread_local! {
@@ -32,15 +38,27 @@ thread_local! {
 
 /// A JS string as a Rust string (`None` for any other value), for a resumed checkpoint's text and JSON of
 /// tool results and model answers. wasm-bindgen copies a string into wasm one character at a time in JS
-/// while it is ASCII (161 µs for 61 KB here); a long one goes through `TextEncoder.encode` and one copy
-/// instead (30 µs). Both make a lone surrogate U+FFFD. Savers' reads keep wasm-bindgen's copy: there it
-/// gained nothing measurable and raised the example Worker's wasm high-water mark by a page.
+/// while it is ASCII (161 µs for 61 KB here); a long one is written by `TextEncoder.encodeInto` straight
+/// into the string's buffer instead: one byte per character first, the rest (non-ASCII) in a second call
+/// with room for 3 bytes per UTF-16 unit. Both make a lone surrogate U+FFFD. Savers' reads keep
+/// wasm-bindgen's copy: there it gained nothing measurable and raised the example Worker's wasm high-water
+/// mark by a page.
 pub(crate) fn string_of(value: &JsValue) -> Option<String> {
     let text = value.dyn_ref::<js_sys::JsString>()?;
-    if text.length() < 256 {
+    let units = text.length() as usize;
+    if units < 256 {
         return value.as_string();
     }
-    let bytes = ENCODER.with(|e| e.encode(text)).to_vec();
+    let mut bytes = vec![0u8; units];
+    let first = ENCODER.with(|e| e.encode_into(text, &mut bytes));
+    let (read, mut written) = (first.read(), first.written() as usize);
+    if (read as usize) < units {
+        let rest = text.slice(read, text.length());
+        bytes.resize(written + (units - read as usize) * 3, 0);
+        let tail = bytes.get_mut(written..).unwrap_or_default();
+        written += ENCODER.with(|e| e.encode_into(&rest, tail)).written() as usize;
+    }
+    bytes.truncate(written);
     Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 

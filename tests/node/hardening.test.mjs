@@ -416,6 +416,23 @@ test('lone surrogates become U+FFFD the same way in model replies, tool results 
   assert.equal(again.checkpoint.messages[0].content, 'user a\ufffdb');
 });
 
+test('long texts with non-ASCII characters cross into wasm intact, wherever the first non-ASCII one sits', async () => {
+  // A long JS string is written into wasm memory one byte per character first, the rest with room for 3
+  // bytes per unit: accents (2 bytes), CJK (3), an emoji (a surrogate pair, 4), a lone surrogate (U+FFFD).
+  const tail = 'é漢😀\ud800z';
+  for (const at of [0, 1, 255, 300, 1000]) {
+    const text = 'a'.repeat(at) + tail + 'b'.repeat(400);
+    const tools = [defineTool({ name: 'echo', description: 'e', schema: { type: 'object' }, handle: () => text })];
+    const model = scriptedModel([{ content: [toolUse('c1', 'echo', {})] }, { content: [{ type: 'text', text: 'ok' }] }]);
+    const r = await agent({ model, tools }).prompt(text);
+    const want = text.replace('\ud800', '\ufffd');
+    assert.equal(r.checkpoint.messages[0].content, want, `prompt, non-ASCII at ${at}`);
+    assert.equal(r.checkpoint.messages[2].content[0].content, want, `tool result, non-ASCII at ${at}`);
+    const again = await agent({ model: async () => ({ content: [{ type: 'text', text: 'ok' }] }) }).resume(JSON.stringify(r.checkpoint), text);
+    assert.equal(again.checkpoint.messages.at(-2).content, want, `resumed checkpoint and answer, non-ASCII at ${at}`);
+  }
+});
+
 test('lone surrogates in the agent config (state, a tool description) become U+FFFD too, not a broken agent', async () => {
   const lone = 'a\ud800b';
   const seen = [];
