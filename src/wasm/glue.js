@@ -9,7 +9,16 @@ const INTERRUPT = Symbol.for('resumable-agent.InterruptError');
  */
 export class InterruptError extends Error {
   constructor(question, options) {
-    super(String(question ?? ''), options && 'cause' in options ? { cause: options.cause } : undefined);
+    const message = String(question ?? '');
+    // A pause is a signal, not a failure: its stack keeps only the throw site (the tool's line). Capturing
+    // the default ten frames, through the run's promise and wasm frames, cost ~8 µs of a 150 µs pause+resume.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 1;
+    try {
+      super(message, options && 'cause' in options ? { cause: options.cause } : undefined);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.name = 'InterruptError';
     this.question = this.message;
     if (options != null) {

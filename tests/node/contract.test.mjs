@@ -180,6 +180,14 @@ describe('rule 2/3: interrupts and resume', () => {
     assert.equal(e.name, 'InterruptError');
     assert.equal(e.message, 'Q?');
     assert.equal(e.question, 'Q?');
+    // Its stack keeps the throw site only; the caller's stackTraceLimit is left as it was, even when the
+    // question cannot be made a string.
+    const before = Error.stackTraceLimit;
+    const throwSite = () => new InterruptError('Where?');
+    assert.match(throwSite().stack, /^InterruptError: Where\?\n {4}at throwSite \(.*contract\.test\.mjs:\d+:\d+\)$/);
+    assert.throws(() => new InterruptError({ toString() { throw new RangeError('no text'); } }), RangeError);
+    assert.equal(Error.stackTraceLimit, before);
+    assert.ok(new Error('x').stack.split('\n').length > 2, 'other errors keep their frames');
     class AskAgain extends InterruptError {}
     assert.ok(new AskAgain('x') instanceof InterruptError);
     assert.equal(new InterruptError('x') instanceof AskAgain, false);
