@@ -244,7 +244,7 @@ impl Parts {
         if !spec.is_object() {
             return Err(config_error("not an agent: create it with agent(config)".into()));
         }
-        let core = Core::read(&prop(spec, "core").as_string().unwrap_or_default())?;
+        let core = Core::read(&convert::string_of(&prop(spec, "core")).unwrap_or_default())?;
         let fns = Array::from(&prop(spec, "fns"));
         let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(core.tools.len());
         for (k, (definition, approval, on_expire)) in core.tools.into_iter().enumerate() {
