@@ -297,7 +297,7 @@ impl Checkpoint {
     /// The checkpoint as compact JSON text.
     pub fn to_json(&self) -> String {
         // Serializing plain data with string keys cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        crate::json::to_string(self).unwrap_or_default()
     }
 
     /// True when the run waits for a human ([`Checkpoint::interrupts`]).

@@ -150,7 +150,7 @@ pub enum Event<'a> {
 impl Event<'_> {
     /// The event as JSON text.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        crate::json::to_string(self).unwrap_or_default()
     }
 }
 

@@ -210,7 +210,7 @@ impl CheckpointKeys {
             kid: kid.clone(),
             sealed: B64.encode(blob),
         };
-        serde_json::to_string(&envelope).map_err(|e| signature(e.to_string()))
+        crate::json::to_string(&envelope).map_err(|e| signature(e.to_string()))
     }
 
     /// The checkpoint JSON inside an envelope.

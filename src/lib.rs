@@ -47,6 +47,7 @@ mod crypto;
 mod error;
 mod event;
 mod interrupt;
+mod json;
 pub mod keys;
 mod limits;
 mod message;

@@ -97,7 +97,7 @@ impl Saver for DurableObjectSaver {
         summary: &CheckpointSummary,
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let summary = serde_json::to_string(summary).unwrap_or_default();
+        let summary = crate::json::to_string(summary).unwrap_or_default();
         async move {
             let body = json!({"op": "put", "key": key, "value": value, "summary": summary, "condition": condition_json(condition)});
             self.call(body).await.map(|_| ())

@@ -311,7 +311,7 @@ impl Saver for IndexedDbSaver {
         summary: &CheckpointSummary,
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let summary = serde_json::to_string(summary).unwrap_or_default();
+        let summary = crate::json::to_string(summary).unwrap_or_default();
         async move {
             let db = self.database().await?;
             let tx = self.transaction(&db, true)?;

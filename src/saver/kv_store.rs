@@ -110,7 +110,7 @@ pub(crate) fn metadata(summary: &CheckpointSummary) -> Value {
     if let Some(q) = &summary.question {
         let room = KV_MAX_METADATA_BYTES.saturating_sub(value.to_string().len() + 32);
         let mut question = q.clone();
-        if serde_json::to_string(q).map_or(usize::MAX, |s| s.len()) > room {
+        if crate::json::to_string(q).map_or(usize::MAX, |s| s.len()) > room {
             question = shorten(q, room / 6); // worst case: every char escaped as \uXXXX
             question.push('…');
         }

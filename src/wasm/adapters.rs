@@ -272,7 +272,7 @@ impl JsModel {
         let added = messages
             .get(m.synced..)
             .filter(|a| !a.is_empty())
-            .and_then(|a| serde_json::to_string(a).ok());
+            .and_then(|a| crate::json::to_string(a).ok());
         m.synced = messages.len();
         append_messages(&m.array, added.as_deref())
     }

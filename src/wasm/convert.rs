@@ -11,7 +11,7 @@ use crate::error::{AgentError, ModelError, SaverError};
 
 /// Any serializable value as a fresh JS value (JSON text + one `JSON.parse`).
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    serde_json::to_string(value)
+    crate::json::to_string(value)
         .ok()
         .and_then(|text| JSON::parse(&text).ok())
         .unwrap_or(JsValue::UNDEFINED)
@@ -296,13 +296,13 @@ pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>, given:
         structured: Option<&'a Value>,
     }
     let text = match outcome {
-        Outcome::Interrupted(i) => serde_json::to_string(&Paused {
+        Outcome::Interrupted(i) => crate::json::to_string(&Paused {
             interrupted: true,
             question: &i.question,
             checkpoint: given.is_none().then_some(&i.checkpoint),
             interrupts: i.interrupts(),
         }),
-        Outcome::Complete(r) => serde_json::to_string(&Complete {
+        Outcome::Complete(r) => crate::json::to_string(&Complete {
             text: &r.text,
             usage: &r.checkpoint.usage,
             messages: messages.is_none().then_some(&r.checkpoint.messages[..]),

@@ -200,7 +200,7 @@ impl Saver for MapSaver {
             .entry(key)
             .map(|(_, s)| serde_json::from_str::<CheckpointSummary>(&s).unwrap_or_default());
         let done = if condition.allows(current.as_ref()) {
-            let summary = serde_json::to_string(summary).unwrap_or_default();
+            let summary = crate::json::to_string(summary).unwrap_or_default();
             self.map.set(&key.into(), &Array::of2(&value.into(), &summary.into()));
             Ok(())
         } else {
@@ -793,7 +793,7 @@ impl Saver for JsTextStore {
         summary: &CheckpointSummary,
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let summary = serde_json::to_string(summary).unwrap_or_default();
+        let summary = crate::json::to_string(summary).unwrap_or_default();
         let returned = self.store.put_text_js(key, &value, &summary, &condition_js(condition));
         async move {
             settle(returned)
