@@ -439,7 +439,9 @@ impl AgentConfig {
         }
         let mut run = match input {
             Input::Prompt(message) => Run::start(&self.rules, &message, new_run_id(), now_ms()),
-            Input::Resume(checkpoint, resume) if decoded => Run::resume_valid(&self.rules, checkpoint, resume, now_ms())?,
+            Input::Resume(checkpoint, resume) if decoded => {
+                Run::resume_valid(&self.rules, checkpoint, resume, now_ms())?
+            }
             Input::Resume(checkpoint, resume) => Run::resume(&self.rules, checkpoint, resume, now_ms())?,
         };
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {

@@ -296,7 +296,21 @@ mod tests {
         // 20,000 random texts over the bytes that matter (quotes, backslashes, brackets), truncations included.
         // Single bytes and whole escapes: surrogate halves, escaped backslashes before `ud`, a bare `\u`.
         let alphabet = [
-            "\"", "\\", "[", "]", "{", "}", "a", "u", "d", " ", "\\ud83d", "\\ude00", "\\uD800", "\\\\ud800", "\\u",
+            "\"",
+            "\\",
+            "[",
+            "]",
+            "{",
+            "}",
+            "a",
+            "u",
+            "d",
+            " ",
+            "\\ud83d",
+            "\\ude00",
+            "\\uD800",
+            "\\\\ud800",
+            "\\u",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = || {
@@ -313,7 +327,11 @@ mod tests {
                 .collect();
             assert_eq!(text_depth(&text), text_depth_bytewise(&text), "{text:?}");
             // The fast checks never skip a repair the full pass would make.
-            assert_eq!(repair_lone_surrogates(&text), repair_surrogate_escapes(&text), "{text:?}");
+            assert_eq!(
+                repair_lone_surrogates(&text),
+                repair_surrogate_escapes(&text),
+                "{text:?}"
+            );
             if !scan(&text).surrogate_escape {
                 assert_eq!(repair_surrogate_escapes(&text), text.as_str(), "{text:?}");
             }

@@ -739,7 +739,9 @@ fn a_value_nested_beyond_the_limit_is_refused_with_the_depth_of_the_text() {
     let nest = |n: usize| format!("{}0{}", "[".repeat(n), "]".repeat(n));
     let base = r#"{"version":2,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"t","input":INPUT}]}],"iterations":1,"usage":{"inputTokens":0,"outputTokens":0},"interrupts":[{"kind":"question","id":"c1","toolName":"t","input":INPUT,"question":"q?","data":DATA}],"pendingToolUseId":"c1","question":"q?","reviewed":true,"state":STATE}"#;
     let text = |input: &str, data: &str, state: &str| {
-        base.replace("INPUT", input).replace("DATA", data).replace("STATE", state)
+        base.replace("INPUT", input)
+            .replace("DATA", data)
+            .replace("STATE", state)
     };
     let limits = Limits::default().max_depth(10);
     let depth_of = |t: &str| match Checkpoint::from_json_with(t, &limits) {

@@ -287,7 +287,11 @@ impl JsModel {
     }
 
     fn js_request(&self, request: &ModelRequest<'_>) -> JsValue {
-        model_request(&self.system, &self.messages(request.messages, request.unchanged), &self.tools)
+        model_request(
+            &self.system,
+            &self.messages(request.messages, request.unchanged),
+            &self.tools,
+        )
     }
 }
 

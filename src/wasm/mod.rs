@@ -314,7 +314,9 @@ impl Parts {
         match ran {
             Ok(outcome) => {
                 let messages = match (&self.model, &outcome) {
-                    (SpecModel::Js(m), Outcome::Complete(r)) => Some(m.messages(&r.checkpoint.messages, r.unchanged).into()),
+                    (SpecModel::Js(m), Outcome::Complete(r)) => {
+                        Some(m.messages(&r.checkpoint.messages, r.unchanged).into())
+                    }
                     _ => None,
                 };
                 Ok(outcome_to_js(&outcome, messages, sealed))
