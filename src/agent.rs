@@ -16,7 +16,8 @@ use crate::tool::{DynTool, StateSlot, Tool, ToolContext, ToolError};
 pub(crate) struct AgentConfig {
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Vec<Box<dyn DynTool>>,
-    pub(crate) rules: RunConfig,
+    /// Shared, not copied, by the agents (and calls) built from the same configuration.
+    pub(crate) rules: std::sync::Arc<RunConfig>,
     /// The state a new run starts with (and a resumed checkpoint without state).
     pub(crate) initial_state: Option<Value>,
     /// Signs (and maybe seals) what leaves; verifies what comes back.
@@ -294,10 +295,28 @@ impl AgentConfig {
         tools: Vec<Box<dyn DynTool>>,
         max_iterations: u32,
     ) -> Result<Self, AgentError> {
-        let mut definitions: Vec<ToolDefinition> = Vec::with_capacity(tools.len());
-        let mut policies = Vec::with_capacity(tools.len());
-        for (i, t) in tools.iter().enumerate() {
-            let definition = t.definition();
+        let described = tools.iter().map(|t| {
+            let policy = ToolPolicy {
+                may_need_approval: t.may_need_approval(),
+                on_expire: t.on_expire(),
+            };
+            (t.definition(), policy)
+        });
+        let mut config = Self::described(instructions, described, max_iterations)?;
+        config.tools = tools;
+        Ok(config)
+    }
+
+    /// An agent without tool implementations yet, from its tools' definitions and policies (checked here:
+    /// names valid and unique). The wasm package builds one per configuration and shares its rules.
+    pub(crate) fn described(
+        instructions: Option<String>,
+        described: impl IntoIterator<Item = (ToolDefinition, ToolPolicy)>,
+        max_iterations: u32,
+    ) -> Result<Self, AgentError> {
+        let mut definitions: Vec<ToolDefinition> = Vec::new();
+        let mut policies = Vec::new();
+        for (i, (definition, policy)) in described.into_iter().enumerate() {
             check_tool_name(&definition.name).map_err(|p| AgentError::Config(format!("tools[{i}].name: {p}")))?;
             if definitions.iter().any(|d| d.name == definition.name) {
                 return Err(AgentError::Config(format!(
@@ -306,22 +325,19 @@ impl AgentConfig {
                 )));
             }
             definitions.push(definition);
-            policies.push(ToolPolicy {
-                may_need_approval: t.may_need_approval(),
-                on_expire: t.on_expire(),
-            });
+            policies.push(policy);
         }
         Ok(AgentConfig {
             instructions,
-            tools,
-            rules: RunConfig {
+            tools: Vec::new(),
+            rules: std::sync::Arc::new(RunConfig {
                 definitions,
                 policies,
                 max_iterations,
                 limits: crate::limits::Limits::default(),
                 output: None,
                 compaction: None,
-            },
+            }),
             initial_state: None,
             keys: None,
         })
@@ -338,7 +354,7 @@ impl AgentConfig {
     }
 
     pub(crate) fn set_limits(&mut self, limits: crate::limits::Limits) {
-        self.rules.limits = limits;
+        std::sync::Arc::make_mut(&mut self.rules).limits = limits;
     }
 
     /// Checks and sets the checkpoint keys.
@@ -373,12 +389,19 @@ impl AgentConfig {
                 "output: expected a JSON Schema object, got {schema}"
             )));
         }
-        if let Some(i) = self.tools.iter().position(|t| t.definition().name == FINAL_ANSWER_TOOL) {
+        // A final_answer among the definitions is a tool of the agent's own unless an output set it.
+        let own = self.rules.output.is_none();
+        if let Some(i) = self
+            .rules
+            .definitions
+            .iter()
+            .position(|d| own && d.name == FINAL_ANSWER_TOOL)
+        {
             return Err(AgentError::Config(format!(
                 "tools[{i}].name: {FINAL_ANSWER_TOOL:?} is the tool through which the model gives its structured answer (output); rename the tool"
             )));
         }
-        self.rules.set_output(schema, max_retries);
+        std::sync::Arc::make_mut(&mut self.rules).set_output(schema, max_retries);
         Ok(())
     }
 
@@ -394,7 +417,7 @@ impl AgentConfig {
                 "compaction: give maxBytes, maxMessages or both".into(),
             ));
         }
-        self.rules.compaction = Some(compaction);
+        std::sync::Arc::make_mut(&mut self.rules).compaction = Some(compaction);
         Ok(())
     }
 

@@ -56,7 +56,9 @@ pub(crate) fn with_deadline<R>(deadline: Option<f64>, f: impl FnOnce() -> R) -> 
 }
 
 pub(crate) struct JsTool {
-    pub(crate) definition: ToolDefinition,
+    /// The agent's rules, where this tool's definition is the `index`-th.
+    pub(crate) rules: std::sync::Arc<crate::run::RunConfig>,
+    pub(crate) index: usize,
     pub(crate) handle: Function,
     pub(crate) approval: JsApproval,
     pub(crate) on_expire: OnExpire,
@@ -139,7 +141,11 @@ pub(crate) fn approval_of(v: &JsValue) -> Result<Approval, String> {
 
 impl Tool for JsTool {
     fn definition(&self) -> ToolDefinition {
-        self.definition.clone()
+        self.rules
+            .definitions
+            .get(self.index)
+            .cloned()
+            .unwrap_or_else(|| ToolDefinition::new("", "", Value::Null))
     }
 
     fn call<'a>(

@@ -239,24 +239,101 @@ impl Model for SpecModel {
     }
 }
 
+/// What an agent's core text makes once checked: rules, instructions, state and each tool's approval and
+/// expiry. Shared by every agent and call with the same core text (a Worker builds its agent per request
+/// from the same config), so a call does not parse and check the tools' schemas again.
+struct Prepared {
+    instructions: Option<String>,
+    rules: std::sync::Arc<crate::run::RunConfig>,
+    state: Option<Value>,
+    tools: Vec<(Option<crate::interrupt::Approval>, OnExpire)>,
+}
+
+/// How many prepared configurations are kept (most recently used first), and the longest core text kept:
+/// a few agents per isolate are usual; a config with a large state is prepared per call instead.
+const PREPARED_KEPT: usize = 4;
+const PREPARED_MAX_TEXT: usize = 16 * 1024;
+
+thread_local! {
+    static PREPARED: std::cell::RefCell<Vec<(String, std::rc::Rc<Prepared>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Prepared {
+    /// The prepared configuration of core text `text`, kept or made (and kept) now.
+    fn of(text: String) -> Result<std::rc::Rc<Prepared>, JsValue> {
+        let kept = PREPARED.with(|p| {
+            let mut p = p.try_borrow_mut().ok()?;
+            let at = p.iter().position(|(t, _)| *t == text)?;
+            let entry = p.remove(at);
+            let prepared = entry.1.clone();
+            p.insert(0, entry);
+            Some(prepared)
+        });
+        if let Some(prepared) = kept {
+            return Ok(prepared);
+        }
+        let prepared = std::rc::Rc::new(Self::make(&text)?);
+        if text.len() <= PREPARED_MAX_TEXT {
+            PREPARED.with(|p| {
+                if let Ok(mut p) = p.try_borrow_mut() {
+                    p.truncate(PREPARED_KEPT - 1);
+                    p.insert(0, (text, prepared.clone()));
+                }
+            });
+        }
+        Ok(prepared)
+    }
+
+    fn make(text: &str) -> Result<Prepared, JsValue> {
+        let core = Core::read(text)?;
+        let mut tools = Vec::with_capacity(core.tools.len());
+        let mut described = Vec::with_capacity(core.tools.len());
+        for (definition, approval, on_expire) in core.tools {
+            let policy = crate::run::ToolPolicy {
+                may_need_approval: !matches!(approval, Some(crate::interrupt::Approval::NotNeeded)),
+                on_expire,
+            };
+            described.push((definition, policy));
+            tools.push((approval, on_expire));
+        }
+        let mut config = AgentConfig::described(core.instructions, described, core.max_iterations)
+            .map_err(|e| agent_error(e, None))?;
+        config.set_limits(core.limits);
+        config.set_state(core.state).map_err(|e| agent_error(e, None))?;
+        if let Some((output, retries)) = core.output {
+            config.set_output(output, retries).map_err(|e| agent_error(e, None))?;
+        }
+        if let Some(compaction) = core.compaction {
+            config.set_compaction(compaction).map_err(|e| agent_error(e, None))?;
+        }
+        Ok(Prepared {
+            instructions: config.instructions,
+            rules: config.rules,
+            state: config.initial_state,
+            tools,
+        })
+    }
+}
+
 impl Parts {
     fn build(spec: &JsValue) -> Result<Self, JsValue> {
         if !spec.is_object() {
             return Err(config_error("not an agent: create it with agent(config)".into()));
         }
-        let core = Core::read(&convert::string_of(&prop(spec, "core")).unwrap_or_default())?;
+        let prepared = Prepared::of(convert::string_of(&prop(spec, "core")).unwrap_or_default())?;
         let fns = Array::from(&prop(spec, "fns"));
-        let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(core.tools.len());
-        for (k, (definition, approval, on_expire)) in core.tools.into_iter().enumerate() {
+        let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(prepared.tools.len());
+        for (k, (approval, on_expire)) in prepared.tools.iter().enumerate() {
             let at = u32::try_from(2 * k).unwrap_or(u32::MAX);
             tools.push(Box::new(JsTool {
-                definition,
+                rules: prepared.rules.clone(),
+                index: k,
                 handle: fns.get(at).unchecked_into(),
                 approval: match approval {
-                    Some(a) => JsApproval::Fixed(a),
+                    Some(a) => JsApproval::Fixed(*a),
                     None => JsApproval::Function(fns.get(at + 1)),
                 },
-                on_expire,
+                on_expire: *on_expire,
             }));
         }
         let builtin = prop(spec, "builtin");
@@ -272,21 +349,18 @@ impl Parts {
                 SpecModel::Js(JsModel::new(
                     callee,
                     prop(spec, "toolSpecs"),
-                    core.instructions.as_deref(),
+                    prepared.instructions.as_deref(),
                     None,
                 ))
             }
         };
-        let mut config =
-            AgentConfig::new(core.instructions, tools, core.max_iterations).map_err(|e| agent_error(e, None))?;
-        config.set_limits(core.limits);
-        config.set_state(core.state).map_err(|e| agent_error(e, None))?;
-        if let Some((output, retries)) = core.output {
-            config.set_output(output, retries).map_err(|e| agent_error(e, None))?;
-        }
-        if let Some(compaction) = core.compaction {
-            config.set_compaction(compaction).map_err(|e| agent_error(e, None))?;
-        }
+        let mut config = AgentConfig {
+            instructions: prepared.instructions.clone(),
+            tools,
+            rules: prepared.rules.clone(),
+            initial_state: prepared.state.clone(),
+            keys: None,
+        };
         if let Some(keys) = keys_of(spec) {
             config.set_keys(keys).map_err(|e| agent_error(e, None))?;
         }

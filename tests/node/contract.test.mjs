@@ -339,6 +339,41 @@ describe('checkpoints', () => {
 });
 
 describe('helpers and config', () => {
+  test('agents with the same config share its checked rules, never its functions, state or keys', async () => {
+    // Built per request from one config, as a Worker does: each agent calls its own handle and model.
+    const make = (tag) => agent({
+      instructions: 'Same.',
+      tools: [defineTool({ name: 'who', description: 'd', schema: { type: 'object' }, handle: () => `handled by ${tag}` })],
+      model: scriptedModel([turn(toolUse('c1', 'who', {})), `model ${tag}`]),
+      state: { n: 1 },
+    });
+    for (const tag of ['a', 'b', 'c']) {
+      const r = await make(tag).prompt('go');
+      assert.equal(r.text, `model ${tag}`);
+      assert.equal(resultsOf(r.messages[2])[0].content, `handled by ${tag}`);
+    }
+    // More configurations than are kept, and one too large to keep: each still runs with its own rules.
+    const configs = Array.from({ length: 7 }, (_, i) => ({
+      instructions: `Agent ${i}.${i === 6 ? ' '.repeat(40_000) : ''}`,
+      maxIterations: i + 1,
+      tools: [defineTool({ name: `t${i}`, description: 'd', schema: (s) => ({ k: s.integer().required() }), handle: ({ k }) => `t${i}:${k}` })],
+      model: async (req) => ({ content: [{ type: 'text', text: `${req.system.length}/${req.tools.map((t) => t.name).join()}` }] }),
+    }));
+    for (let round = 0; round < 3; round++) {
+      for (const [i, c] of configs.entries()) {
+        const r = await agent(c).prompt('hi');
+        assert.equal(r.text, `${c.instructions.length}/t${i}`);
+      }
+    }
+    // The rules (maxIterations here) belong to the config they were checked for.
+    const loop = (max) => agent({ maxIterations: max, tools: [defineTool({ name: 'again', description: 'd', schema: { type: 'object' }, handle: () => 'x' })], model: async (req) => ({ content: [toolUse(`c${req.messages.length}`, 'again', {})] }) });
+    for (const max of [2, 3, 2]) {
+      const e = await loop(max).prompt('go').catch((x) => x);
+      assert.ok(e instanceof MaxIterationsError, String(e));
+      assert.equal(e.checkpoint.iterations, max);
+    }
+  });
+
   test('assertComplete returns a finished result and throws RunInterruptedError with the checkpoint', async () => {
     const model = scriptedModel([turn(toolUse('q', 'ask_user', { question: 'Q?' }))]);
     const paused = await agent({ tools: tools(), model }).prompt('x');
