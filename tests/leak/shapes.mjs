@@ -97,6 +97,11 @@ export const SHAPES = {
     const r = await agent({ tools: [lookup], model: scriptedModel([{ content: [call('l', 'lookup', { key: 'k' })] }, 'done']) }).prompt('go');
     expect(r.text === 'done', 'completed');
   },
+  // Every request a config never seen before: the prepared-config cache turns over (at most 4 kept).
+  'distinct-configs': async (i) => {
+    const r = await agent({ instructions: `Agent number ${i}.`, tools: [lookup], model: scriptedModel(['done']) }).prompt('go');
+    expect(r.text === 'done', 'completed');
+  },
   'prompt-paused': async () => {
     const r = await agent(cfg).prompt('go');
     expect(r.interrupted === true, 'paused');
