@@ -234,11 +234,13 @@ extern "C" {
 }
 
 impl JsModel {
-    pub(crate) fn new(callee: Callee, tools: JsValue, system: Option<&str>, seed: Option<(JsValue, usize)>) -> Self {
+    /// `system`: the instructions as the JS string the caller gave (or `undefined`), handed to the model as
+    /// they are instead of copied out of Rust on every call.
+    pub(crate) fn new(callee: Callee, tools: JsValue, system: JsValue, seed: Option<(JsValue, usize)>) -> Self {
         JsModel {
             callee,
             tools,
-            system: system.map(JsValue::from_str).unwrap_or(JsValue::UNDEFINED),
+            system: if system.is_string() { system } else { JsValue::UNDEFINED },
             mirror: RefCell::new(Mirror {
                 array: Array::new(),
                 synced: 0,

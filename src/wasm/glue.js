@@ -370,7 +370,7 @@ export function agentSpec(config, builtin) {
   const compaction = compactionOf(config);
   const maxOutputRetries = integerOption(config, 'maxOutputRetries', 'config', 0);
   const core = JSON.stringify({ instructions, maxIterations, tools, state, limits, output, maxOutputRetries, compaction });
-  return { core, fns: Object.freeze(fns), toolSpecs, model, builtin, keys };
+  return { core, fns: Object.freeze(fns), toolSpecs, model, builtin, keys, system: instructions };
 }
 
 /** Completes a spec with what the core adds (the final_answer tool a model sees), frozen. */

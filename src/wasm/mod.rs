@@ -349,7 +349,7 @@ impl Parts {
                 SpecModel::Js(JsModel::new(
                     callee,
                     prop(spec, "toolSpecs"),
-                    prepared.instructions.as_deref(),
+                    prop(spec, "system"),
                     None,
                 ))
             }
@@ -807,7 +807,7 @@ pub fn scripted_complete(spec: JsValue, request: JsValue) -> Promise {
         let model = JsModel::new(
             Callee::Script(get(&spec, "script").unchecked_into()),
             get(&request, "tools"),
-            get(&request, "system").as_string().as_deref(),
+            get(&request, "system"),
             None,
         );
         let request_tools: Vec<ToolDefinition> = Vec::new();

@@ -339,6 +339,18 @@ describe('checkpoints', () => {
 });
 
 describe('helpers and config', () => {
+  test('the instructions reach a JS model as given, long and non-ASCII ones too; none gives no system', async () => {
+    const long = `Réponds brièvement. 回答は短く。 ${'x'.repeat(10_000)} 😀`;
+    const seen = [];
+    const model = async (req) => { seen.push(req.system); return { content: [{ type: 'text', text: 'ok' }] }; };
+    await agent({ instructions: long, model }).prompt('hi');
+    await agent({ instructions: '', model }).prompt('hi');
+    await agent({ model }).prompt('hi');
+    assert.equal(seen[0], long);
+    assert.equal(seen[1], '');
+    assert.equal(seen[2], undefined);
+  });
+
   test('agents with the same config share its checked rules, never its functions, state or keys', async () => {
     // Built per request from one config, as a Worker does: each agent calls its own handle and model.
     const make = (tag) => agent({
