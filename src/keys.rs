@@ -71,7 +71,7 @@ pub struct Signature {
 /// The plain-JSON form of a sealed checkpoint.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Envelope {
+pub(crate) struct Envelope {
     version: u64,
     kid: String,
     sealed: String,
@@ -390,17 +390,13 @@ impl Codec<'_> {
                 max: self.limits.max_checkpoint_bytes,
             });
         }
-        // An envelope as this library writes it says "sealed" near its start; any other spelling of one is
-        // found when the text does not decode as a checkpoint. So a plain checkpoint is not searched whole.
-        let envelope = match looks_sealed(text).then(|| envelope(text)).flatten() {
-            Some(envelope) => envelope,
-            None => match Checkpoint::from_json_with(text, &self.limits) {
-                Ok(checkpoint) => {
-                    self.verify(&checkpoint).await?;
-                    return Ok(checkpoint);
-                }
-                Err(e) => envelope(text).ok_or(e)?,
-            },
+        let envelope = match read_text(text, &self.limits) {
+            Text::Plain(checkpoint) => {
+                let checkpoint = checkpoint?;
+                self.verify(&checkpoint).await?;
+                return Ok(checkpoint);
+            }
+            Text::Sealed(envelope) => envelope,
         };
         let keys = self
             .keys
@@ -440,10 +436,25 @@ pub(crate) fn looks_sealed(text: &str) -> bool {
     text.trim_start().starts_with('{') && head.windows(8).any(|w| w == b"\"sealed\"")
 }
 
-/// True when `text` is a sealed envelope (for savers that keep what they are given).
-#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
-pub(crate) fn is_sealed_text(text: &str) -> bool {
-    envelope(text).is_some()
+/// What a checkpoint's text is: a sealed envelope, or a plain checkpoint (decoded, or why not).
+#[allow(clippy::large_enum_variant)] // made once per read and taken apart at once
+pub(crate) enum Text {
+    Sealed(Envelope),
+    Plain(Result<Checkpoint, CheckpointError>),
+}
+
+/// Reads checkpoint text as an envelope or a plain checkpoint, for decoding and for savers that keep a
+/// sealed checkpoint as it is. An envelope as this library writes it says "sealed" near its start; any
+/// other spelling of one is found when the text does not decode as a checkpoint. So a plain checkpoint is
+/// parsed once and never searched whole.
+pub(crate) fn read_text(text: &str, limits: &crate::limits::Limits) -> Text {
+    if let Some(envelope) = looks_sealed(text).then(|| envelope(text)).flatten() {
+        return Text::Sealed(envelope);
+    }
+    match Checkpoint::from_json_with(text, limits) {
+        Ok(checkpoint) => Text::Plain(Ok(checkpoint)),
+        Err(e) => envelope(text).map_or(Text::Plain(Err(e)), Text::Sealed),
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

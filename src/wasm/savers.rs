@@ -20,6 +20,7 @@ use super::convert::{
 use super::glue::{error_message, freeze};
 use crate::checkpoint::CheckpointSummary;
 use crate::error::SaverError;
+use crate::keys::Text;
 use crate::platform::MaybeSend;
 use crate::saver::Condition;
 use crate::saver::kv_store::{KvBackend, KvOptions, KvPage, KvStoreSaver};
@@ -543,13 +544,13 @@ pub fn saver_call(spec: JsValue, op: &str, key: JsValue, value: JsValue, conditi
         match op.as_str() {
             "get" => {
                 let k = key_of("get")?;
-                match saver.get_text(&k).await.map_err(saver_error)? {
-                    None => Ok(JsValue::NULL),
+                let Some(text) = saver.get_text(&k).await.map_err(saver_error)? else {
+                    return Ok(JsValue::NULL);
+                };
+                match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
                     // A sealed checkpoint is kept and handed back as it is: only its agent can open it.
-                    Some(text) if crate::keys::is_sealed_text(&text) => {
-                        Ok(parse_js(&JsValue::from_str(&text)).unwrap_or(JsValue::NULL))
-                    }
-                    Some(text) => crate::checkpoint::Checkpoint::from_json(&text)
+                    Text::Sealed(_) => Ok(parse_js(&JsValue::from_str(&text)).unwrap_or(JsValue::NULL)),
+                    Text::Plain(cp) => cp
                         .map(|cp| to_js(&cp))
                         .map_err(|source| saver_error(SaverError::Corrupt { key: k, source })),
                 }
@@ -559,14 +560,16 @@ pub fn saver_call(spec: JsValue, op: &str, key: JsValue, value: JsValue, conditi
                 let condition = condition_of(&condition)?;
                 let max = crate::limits::DEFAULT_MAX_CHECKPOINT_BYTES;
                 let (_, text) = checkpoint_text(&value, max).map_err(|e| agent_error(e, None))?;
-                if crate::keys::is_sealed_text(&text) {
-                    crate::saver::put_checked(&saver, &k, text, &CheckpointSummary::default(), condition)
-                        .await
-                        .map_err(saver_error)?;
-                } else {
-                    let cp =
-                        crate::checkpoint::Checkpoint::from_json(&text).map_err(|e| agent_error(e.into(), None))?;
-                    saver.put_if(&k, &cp, condition).await.map_err(saver_error)?;
+                match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
+                    Text::Sealed(_) => {
+                        crate::saver::put_checked(&saver, &k, text, &CheckpointSummary::default(), condition)
+                            .await
+                            .map_err(saver_error)?;
+                    }
+                    Text::Plain(cp) => {
+                        let cp = cp.map_err(|e| agent_error(e.into(), None))?;
+                        saver.put_if(&k, &cp, condition).await.map_err(saver_error)?;
+                    }
                 }
                 Ok(JsValue::UNDEFINED)
             }
@@ -675,11 +678,13 @@ impl Saver for JsSaver {
                 // Not atomic: a saver without compareAndSet is checked, then written. A sealed checkpoint's
                 // step cannot be read here, so only its presence is checked.
                 let stored = self.get_text(key).await?;
-                let sealed = stored.as_deref().is_some_and(crate::keys::is_sealed_text);
-                let current = stored.map(|t| {
-                    crate::checkpoint::Checkpoint::from_json(&t)
-                        .map(|c| c.summary())
-                        .unwrap_or_default()
+                let read = stored
+                    .as_deref()
+                    .map(|t| crate::keys::read_text(t, &crate::limits::Limits::default()));
+                let sealed = matches!(read, Some(Text::Sealed(_)));
+                let current = read.map(|r| match r {
+                    Text::Plain(Ok(c)) => c.summary(),
+                    _ => CheckpointSummary::default(),
                 });
                 let unknown_step = sealed && matches!(condition, Condition::Step(_));
                 if !unknown_step && !condition.allows(current.as_ref()) {
