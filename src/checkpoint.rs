@@ -255,20 +255,16 @@ impl Checkpoint {
             Ok(raw) => return raw.into_checkpoint(within),
             Err(fast) => fast,
         };
-        let scan = crate::limits::scan(json);
-        if scan.depth > max {
-            return Err(CheckpointError::TooDeep { depth: scan.depth, max });
+        if let Some(e) = too_deep(json) {
+            return Err(e);
         }
         // JS writes a lone surrogate as an escape serde_json refuses: repaired, and parsed again.
-        let (json, fast) = match scan.surrogate_escape {
-            true => {
-                let repaired = crate::limits::repair_surrogate_escapes(json);
-                match serde_json::from_str::<Raw>(&repaired) {
-                    Ok(raw) => return raw.into_checkpoint(within),
-                    Err(e) => (repaired, e),
-                }
-            }
-            false => (std::borrow::Cow::Borrowed(json), fast),
+        let (json, fast) = match crate::limits::repair_lone_surrogates(json) {
+            std::borrow::Cow::Owned(repaired) => match serde_json::from_str::<Raw>(&repaired) {
+                Ok(raw) => return raw.into_checkpoint(within),
+                Err(e) => (std::borrow::Cow::Owned(repaired), e),
+            },
+            unchanged => (unchanged, fast),
         };
         let value: Value = serde_json::from_str(&json).map_err(|e| CheckpointError::Json { message: e.to_string() })?;
         explain(&value)?;

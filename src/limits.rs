@@ -81,24 +81,10 @@ pub fn value_depth(v: &Value) -> usize {
     deepest
 }
 
-/// How deeply JSON `text` nests, read from its brackets (strings skipped), before anything is parsed.
+/// How deeply JSON `text` nests, read from its brackets (strings skipped).
 pub fn text_depth(text: &str) -> usize {
-    scan(text).depth
-}
-
-/// What one pass over JSON text finds before it is parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Scan {
-    /// How deeply it nests (see [`text_depth`]).
-    pub(crate) depth: usize,
-    /// Whether a string holds a `\uD…`/`\ud…` escape (half of a surrogate pair, maybe a lone one).
-    pub(crate) surrogate_escape: bool,
-}
-
-/// Depth and surrogate escapes of JSON `text`, in one pass.
-pub(crate) fn scan(text: &str) -> Scan {
     let bytes = text.as_bytes();
-    let (mut depth, mut deepest, mut i, mut surrogate_escape) = (0usize, 0usize, 0usize, false);
+    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
     while let Some(&b) = bytes.get(i) {
         i += 1;
         match b {
@@ -109,10 +95,7 @@ pub(crate) fn scan(text: &str) -> Scan {
                     .get(i..)
                     .and_then(|rest| rest.iter().position(|&c| c == b'"' || c == b'\\'))
                 {
-                    Some(p) if bytes.get(i + p) == Some(&b'\\') => {
-                        surrogate_escape |= is_surrogate_escape(bytes, i + p);
-                        i += p + 2;
-                    }
+                    Some(p) if bytes.get(i + p) == Some(&b'\\') => i += p + 2,
                     Some(p) => {
                         i += p + 1;
                         break;
@@ -131,10 +114,7 @@ pub(crate) fn scan(text: &str) -> Scan {
             _ => {}
         }
     }
-    Scan {
-        depth: deepest,
-        surrogate_escape,
-    }
+    deepest
 }
 
 /// True when the escape starting at `at` (a backslash) is `\ud…` or `\uD…`.
@@ -206,8 +186,8 @@ pub fn repair_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
     repair_surrogate_escapes(text)
 }
 
-/// [`repair_lone_surrogates`] for text known to hold a surrogate escape ([`Scan::surrogate_escape`]).
-pub(crate) fn repair_surrogate_escapes(text: &str) -> std::borrow::Cow<'_, str> {
+/// [`repair_lone_surrogates`] without its fast check: every escape looked at.
+fn repair_surrogate_escapes(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
     let hex = |at: usize| -> Option<u16> {
         let digits = bytes.get(at..at + 4)?;
@@ -332,7 +312,7 @@ mod tests {
                 repair_surrogate_escapes(&text),
                 "{text:?}"
             );
-            if !scan(&text).surrogate_escape {
+            if !may_hold_surrogate_escape(&text) {
                 assert_eq!(repair_surrogate_escapes(&text), text.as_str(), "{text:?}");
             }
             repaired += usize::from(repair_surrogate_escapes(&text) != text.as_str());
