@@ -61,7 +61,6 @@ pub(crate) struct JsTool {
     pub(crate) index: usize,
     pub(crate) handle: Function,
     pub(crate) approval: JsApproval,
-    pub(crate) on_expire: OnExpire,
 }
 
 /// A JS tool's `needsApproval`: fixed when the agent was built, or a function of `(input, ctx)` returning a
@@ -198,7 +197,11 @@ impl Tool for JsTool {
     }
 
     fn on_expire(&self) -> OnExpire {
-        self.on_expire
+        self.rules
+            .policies
+            .get(self.index)
+            .map(|p| p.on_expire)
+            .unwrap_or_default()
     }
 }
 
@@ -236,7 +239,7 @@ extern "C" {
 impl JsModel {
     /// `system`: the instructions as the JS string the caller gave (or `undefined`), handed to the model as
     /// they are instead of copied out of Rust on every call.
-    pub(crate) fn new(callee: Callee, tools: JsValue, system: JsValue, seed: Option<(JsValue, usize)>) -> Self {
+    pub(crate) fn new(callee: Callee, tools: JsValue, system: JsValue) -> Self {
         JsModel {
             callee,
             tools,
@@ -244,7 +247,7 @@ impl JsModel {
             mirror: RefCell::new(Mirror {
                 array: Array::new(),
                 synced: 0,
-                seed,
+                seed: None,
             }),
             last_error: RefCell::new(None),
         }

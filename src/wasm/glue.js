@@ -461,7 +461,7 @@ function checkPlainJson(value, what) {
 }
 
 /** The JSON text of plain JSON `value`, or a ConfigError naming where it is not plain JSON. */
-export function plainJsonText(value, what) {
+function plainJsonText(value, what) {
   checkPlainJson(value, what);
   return JSON.stringify(value);
 }

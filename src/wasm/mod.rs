@@ -246,7 +246,9 @@ struct Prepared {
     instructions: Option<String>,
     rules: std::sync::Arc<crate::run::RunConfig>,
     state: Option<Value>,
-    tools: Vec<(Option<crate::interrupt::Approval>, OnExpire)>,
+    /// Each tool's approval when fixed (`None`: its JS function decides per call); its expiry policy is in
+    /// the rules.
+    approvals: Vec<Option<crate::interrupt::Approval>>,
 }
 
 /// How many prepared configurations are kept (most recently used first), and the longest core text kept:
@@ -286,7 +288,7 @@ impl Prepared {
 
     fn make(text: &str) -> Result<Prepared, JsValue> {
         let core = Core::read(text)?;
-        let mut tools = Vec::with_capacity(core.tools.len());
+        let mut approvals = Vec::with_capacity(core.tools.len());
         let mut described = Vec::with_capacity(core.tools.len());
         for (definition, approval, on_expire) in core.tools {
             let policy = crate::run::ToolPolicy {
@@ -294,7 +296,7 @@ impl Prepared {
                 on_expire,
             };
             described.push((definition, policy));
-            tools.push((approval, on_expire));
+            approvals.push(approval);
         }
         let mut config = AgentConfig::described(core.instructions, described, core.max_iterations)
             .map_err(|e| agent_error(e, None))?;
@@ -310,7 +312,7 @@ impl Prepared {
             instructions: config.instructions,
             rules: config.rules,
             state: config.initial_state,
-            tools,
+            approvals,
         })
     }
 }
@@ -322,8 +324,8 @@ impl Parts {
         }
         let prepared = Prepared::of(convert::string_of(&prop(spec, "core")).unwrap_or_default())?;
         let fns = Array::from(&prop(spec, "fns"));
-        let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(prepared.tools.len());
-        for (k, (approval, on_expire)) in prepared.tools.iter().enumerate() {
+        let mut tools: Vec<Box<dyn crate::tool::DynTool>> = Vec::with_capacity(prepared.approvals.len());
+        for (k, approval) in prepared.approvals.iter().enumerate() {
             let at = u32::try_from(2 * k).unwrap_or(u32::MAX);
             tools.push(Box::new(JsTool {
                 rules: prepared.rules.clone(),
@@ -333,7 +335,6 @@ impl Parts {
                     Some(a) => JsApproval::Fixed(*a),
                     None => JsApproval::Function(fns.get(at + 1)),
                 },
-                on_expire: *on_expire,
             }));
         }
         let builtin = prop(spec, "builtin");
@@ -346,12 +347,7 @@ impl Parts {
                 } else {
                     Callee::Function(prop(spec, "model").unchecked_into())
                 };
-                SpecModel::Js(JsModel::new(
-                    callee,
-                    prop(spec, "toolSpecs"),
-                    prop(spec, "system"),
-                    None,
-                ))
+                SpecModel::Js(JsModel::new(callee, prop(spec, "toolSpecs"), prop(spec, "system")))
             }
         };
         let mut config = AgentConfig {
@@ -808,7 +804,6 @@ pub fn scripted_complete(spec: JsValue, request: JsValue) -> Promise {
             Callee::Script(get(&spec, "script").unchecked_into()),
             get(&request, "tools"),
             get(&request, "system"),
-            None,
         );
         let request_tools: Vec<ToolDefinition> = Vec::new();
         let r = model
