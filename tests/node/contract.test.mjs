@@ -352,29 +352,44 @@ describe('helpers and config', () => {
   });
 
   test('agents with the same config share its checked rules, never its functions, state or keys', async () => {
-    // Built per request from one config, as a Worker does: each agent calls its own handle and model.
-    const make = (tag) => agent({
+    // Built per request from one config, as a Worker does: each agent calls its own handle and model, and
+    // starts from the config's state whatever an earlier run set.
+    const make = (tag, extra = {}) => agent({
       instructions: 'Same.',
-      tools: [defineTool({ name: 'who', description: 'd', schema: { type: 'object' }, handle: () => `handled by ${tag}` })],
+      tools: [defineTool({ name: 'who', description: 'd', schema: { type: 'object' }, handle: (_, ctx) => {
+        const seen = ctx.state.n;
+        ctx.setState({ n: seen + 1 });
+        return `handled by ${tag} at ${seen}`;
+      } })],
       model: scriptedModel([turn(toolUse('c1', 'who', {})), `model ${tag}`]),
       state: { n: 1 },
+      ...extra,
     });
     for (const tag of ['a', 'b', 'c']) {
       const r = await make(tag).prompt('go');
       assert.equal(r.text, `model ${tag}`);
-      assert.equal(resultsOf(r.messages[2])[0].content, `handled by ${tag}`);
+      assert.equal(resultsOf(r.messages[2])[0].content, `handled by ${tag} at 1`);
+      assert.deepEqual(r.checkpoint.state, { n: 2 });
+      assert.equal(r.checkpoint.signature, undefined, 'no keys, no signature');
     }
-    // More configurations than are kept, and one too large to keep: each still runs with its own rules.
+    // Keys are the agent's own, not the config's: the same config with keys signs, and the next without does not.
+    const signed = await make('k', { checkpointKeys: { current: 'k1', keys: { k1: 'a secret of enough length' } } }).prompt('go');
+    assert.equal(signed.checkpoint.signature?.kid, 'k1');
+    assert.equal((await make('d').prompt('go')).checkpoint.signature, undefined);
+    // More configurations than are kept, and one too large to keep: each run calls its own config's tool,
+    // which only that config's rules know (an unknown tool would come back as an error result).
     const configs = Array.from({ length: 7 }, (_, i) => ({
       instructions: `Agent ${i}.${i === 6 ? ' '.repeat(40_000) : ''}`,
-      maxIterations: i + 1,
+      maxIterations: i + 2,
       tools: [defineTool({ name: `t${i}`, description: 'd', schema: (s) => ({ k: s.integer().required() }), handle: ({ k }) => `t${i}:${k}` })],
-      model: async (req) => ({ content: [{ type: 'text', text: `${req.system.length}/${req.tools.map((t) => t.name).join()}` }] }),
+      model: async (req) => (req.messages.length === 1
+        ? { content: [toolUse('c1', `t${i}`, { k: i })] }
+        : { content: [{ type: 'text', text: `${req.system.length}/${req.messages[2].content[0].content}` }] }),
     }));
     for (let round = 0; round < 3; round++) {
       for (const [i, c] of configs.entries()) {
         const r = await agent(c).prompt('hi');
-        assert.equal(r.text, `${c.instructions.length}/t${i}`);
+        assert.equal(r.text, `${c.instructions.length}/t${i}:${i}`);
       }
     }
     // The rules (maxIterations here) belong to the config they were checked for.
