@@ -1,24 +1,41 @@
 // The first request in a fresh workerd isolate, per framework: each framework's minimal Worker (W(1): prompt,
-// pause, checkpoint string, resume in a fresh agent, answer) served by a new workerd process `reps` times.
+// pause, checkpoint string, resume in a fresh agent, answer) served by a new workerd process `reps` times,
+// the frameworks taking turns.
 // Also run by run.mjs; standalone: node fresh-workerd.mjs [reps] [framework ...]
-import { buildWorker, buildBareWorker, freshWorkerd, runInWorkerd } from './lib/bundle.mjs';
+import { buildWorker, buildBareWorker, freshWorkerdOnce, runInWorkerd } from './lib/bundle.mjs';
+import { median } from './lib/stats.mjs';
 import { finalText, ANSWER } from './lib/workload.mjs';
 
 const expectText = finalText(ANSWER);
 
-/** `{ bare, byFw: { fw: { startupMs, firstMs, secondMs, reps } } }`; bundles built here unless given. */
+/**
+ * `{ bare, byFw: { fw: { startupMs, firstMs, secondMs, reps } } }` (medians); bundles built here unless given.
+ * The repetitions take turns (bare, then each framework, `reps` rounds), so that a slower stretch of the
+ * machine reaches every framework alike instead of whichever ran in it.
+ */
 export async function measureFresh(frameworks, reps = 5, built = {}) {
   // Warm this process's fetch (undici loads on first use) on a throwaway workerd.
   const bareBundle = await buildBareWorker(expectText);
   await runInWorkerd(bareBundle, { nodejsCompat: false, expectText });
-  const bare = await freshWorkerd(bareBundle, { nodejsCompat: false, expectText, reps });
-  const byFw = {};
+  const runs = [{ fw: 'bare', bundle: bareBundle, nodejsCompat: false }];
   for (const fw of frameworks) {
     const b = built[fw] ?? (await buildWorker(fw));
     const nodejsCompat = built[fw] ? !built[fw].runsWithoutCompat : !(await runInWorkerd(b, { nodejsCompat: false, expectText })).ok;
-    byFw[fw] = { ...(await freshWorkerd(b, { nodejsCompat, expectText, reps })), nodejsCompat };
+    runs.push({ fw, bundle: b, nodejsCompat });
   }
-  return { bare, byFw };
+  const samples = new Map(runs.map((r) => [r.fw, []]));
+  for (let i = 0; i < reps; i++) {
+    for (const r of runs) samples.get(r.fw).push(await freshWorkerdOnce(r.bundle, { nodejsCompat: r.nodejsCompat, expectText }));
+  }
+  const summary = (xs) => ({
+    reps,
+    startupMs: median(xs.map((x) => x.startupMs)),
+    firstMs: median(xs.map((x) => x.firstMs)),
+    secondMs: median(xs.map((x) => x.secondMs)),
+  });
+  const byFw = {};
+  for (const r of runs.slice(1)) byFw[r.fw] = { ...summary(samples.get(r.fw)), nodejsCompat: r.nodejsCompat };
+  return { bare: summary(samples.get('bare')), byFw };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

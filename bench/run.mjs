@@ -78,7 +78,7 @@ for (const fw of FRAMEWORKS) {
 
 // ---- 4b: the first request in a fresh workerd isolate (a new workerd process per repetition) -----------
 log('first request in a fresh workerd isolate: every framework, 7 fresh processes each');
-const fresh = await measureFresh(FRAMEWORKS.map((fw) => fw.id), 7, bundles);
+const fresh = await measureFresh(FRAMEWORKS.map((fw) => fw.id), 21, bundles);
 
 // ---- 5: cold start --------------------------------------------------------------------------------------
 log('cold start: bare node');

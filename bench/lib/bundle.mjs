@@ -10,7 +10,6 @@ import { createServer, connect } from 'node:net';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { median } from './stats.mjs';
 
 const BENCH = fileURLToPath(new URL('../', import.meta.url));
 const OUT = join(BENCH, 'out');
@@ -159,28 +158,28 @@ async function whenListening(port, child, timeoutMs) {
  * (workerd has loaded and evaluated the Worker's modules by then), and ms of the first and second request.
  * Medians. The caller's fetch is warmed up first, so its own first-use cost is not counted.
  */
-export async function freshWorkerd(bundle, { nodejsCompat, expectText, reps = 5, timeoutMs = 30_000 }) {
-  const startup = [];
-  const first = [];
-  const second = [];
-  for (let r = 0; r < reps; r++) {
-    const t0 = performance.now();
-    const w = await startWorkerd(bundle, nodejsCompat);
-    try {
-      if (!(await whenListening(w.port, w.child, timeoutMs))) throw new Error(`workerd did not listen:\n${w.log()}`);
-      startup.push(performance.now() - t0);
-      for (const into of [first, second]) {
-        const a = performance.now();
-        const res = await fetch(`http://127.0.0.1:${w.port}/`, { signal: AbortSignal.timeout(timeoutMs) });
-        const body = await res.text();
-        into.push(performance.now() - a);
-        if (res.status !== 200 || body !== expectText) throw new Error(`unexpected answer ${res.status}: ${body.slice(0, 200)}\n${w.log()}`);
-      }
-    } finally {
-      await w.stop();
+/**
+ * One fresh workerd process serving `bundle`: `{ startupMs, firstMs, secondMs }` (start until it listens, then
+ * its first and second request).
+ */
+export async function freshWorkerdOnce(bundle, { nodejsCompat, expectText, timeoutMs = 30_000 }) {
+  const t0 = performance.now();
+  const w = await startWorkerd(bundle, nodejsCompat);
+  try {
+    if (!(await whenListening(w.port, w.child, timeoutMs))) throw new Error(`workerd did not listen:\n${w.log()}`);
+    const startupMs = performance.now() - t0;
+    const ms = [];
+    for (let i = 0; i < 2; i++) {
+      const a = performance.now();
+      const res = await fetch(`http://127.0.0.1:${w.port}/`, { signal: AbortSignal.timeout(timeoutMs) });
+      const body = await res.text();
+      ms.push(performance.now() - a);
+      if (res.status !== 200 || body !== expectText) throw new Error(`unexpected answer ${res.status}: ${body.slice(0, 200)}\n${w.log()}`);
     }
+    return { startupMs, firstMs: ms[0], secondMs: ms[1] };
+  } finally {
+    await w.stop();
   }
-  return { reps, startupMs: median(startup), firstMs: median(first), secondMs: median(second) };
 }
 
 /** A Worker that answers every request with `text` at once: the baseline of `freshWorkerd`. */
