@@ -154,13 +154,10 @@ async function whenListening(port, child, timeoutMs) {
 }
 
 /**
- * A fresh workerd isolate, `reps` times (a new workerd process each): ms from spawn until the socket accepts
- * (workerd has loaded and evaluated the Worker's modules by then), and ms of the first and second request.
- * Medians. The caller's fetch is warmed up first, so its own first-use cost is not counted.
- */
-/**
- * One fresh workerd process serving `bundle`: `{ startupMs, firstMs, secondMs }` (start until it listens, then
- * its first and second request).
+ * One fresh workerd isolate (a new workerd process) serving `bundle`: `{ startupMs, firstMs, secondMs }`, ms
+ * from spawn until the socket accepts (workerd has loaded and evaluated the Worker's modules by then), then ms
+ * of the first and the second request. The caller warms its own fetch first (`measureFresh` does), so that
+ * fetch's first-use cost is not counted.
  */
 export async function freshWorkerdOnce(bundle, { nodejsCompat, expectText, timeoutMs = 30_000 }) {
   const t0 = performance.now();
@@ -182,7 +179,7 @@ export async function freshWorkerdOnce(bundle, { nodejsCompat, expectText, timeo
   }
 }
 
-/** A Worker that answers every request with `text` at once: the baseline of `freshWorkerd`. */
+/** A Worker that answers every request with `text` at once: the baseline of `freshWorkerdOnce`. */
 export async function buildBareWorker(text) {
   const outdir = join(OUT, 'worker', 'bare');
   rmSync(outdir, { recursive: true, force: true });
