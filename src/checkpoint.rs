@@ -246,9 +246,12 @@ impl Checkpoint {
             let depth = crate::limits::text_depth(json);
             (depth > max).then_some(CheckpointError::TooDeep { depth, max })
         };
-        let within = |deepest: usize| match deepest > max {
-            true => too_deep(json).map_or(Ok(()), Err),
-            false => Ok(()),
+        let within = |deepest: usize| {
+            if deepest > max {
+                too_deep(json).map_or(Ok(()), Err)
+            } else {
+                Ok(())
+            }
         };
         // Parsed first, scanned only on failure: nearly every text is valid as it is.
         let fast = match serde_json::from_str::<Raw>(json) {

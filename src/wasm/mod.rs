@@ -806,14 +806,7 @@ pub fn scripted_complete(spec: JsValue, request: JsValue) -> Promise {
             get(&request, "system"),
         );
         let request_tools: Vec<ToolDefinition> = Vec::new();
-        let r = model
-            .complete(ModelRequest {
-                system: None,
-                messages: &messages,
-                tools: &request_tools,
-                unchanged: 0,
-            })
-            .await;
+        let r = model.complete(ModelRequest::new(&messages, &request_tools)).await;
         match r {
             Ok(response) => Ok(to_js(&response)),
             Err(e) => {

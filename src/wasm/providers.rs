@@ -258,9 +258,7 @@ pub fn provider_complete(spec: JsValue, request: JsValue) -> Promise {
         let owned = decode(&request).map_err(model_error)?;
         let req = ModelRequest {
             system: owned.system.as_deref(),
-            messages: &owned.messages,
-            tools: &owned.tools,
-            unchanged: 0,
+            ..ModelRequest::new(&owned.messages, &owned.tools)
         };
         model.complete(req).await.map(|r| to_js(&r)).map_err(model_error)
     })
