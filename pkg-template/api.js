@@ -107,11 +107,13 @@ class Agent {
   }
 
   async prompt(message, options) {
-    return wasm.prompt(Agent.spec(this, 'prompt'), message, options);
+    const spec = Agent.spec(this, 'prompt');
+    return withEnd((o) => wasm.prompt(spec, message, o), options);
   }
 
   async resume(checkpoint, answer, options) {
-    return wasm.resume(Agent.spec(this, 'resume'), checkpoint, answer, options);
+    const spec = Agent.spec(this, 'resume');
+    return withEnd((o) => wasm.resume(spec, checkpoint, answer, o), options);
   }
 
   stream(input, options) {
@@ -156,7 +158,7 @@ class Session {
   get id() { return this.#id; }
 
   #run(turn, value, options) {
-    return wasm.runSession(this.#agent, this.#store, this.#saver, this.#id, turn, value, this.#options, options);
+    return withEnd((o) => wasm.runSession(this.#agent, this.#store, this.#saver, this.#id, turn, value, this.#options, o), options);
   }
 
   #op(op, a, b) {
@@ -168,18 +170,36 @@ class Session {
   /** Continues from the last saved step (after a crash); a paused session answers with its pause. */
   async resume(options) { return Session.parts(this, 'resume').#run('resume', undefined, options); }
 
+  #call(turn, value) {
+    return (o) => wasm.runSession(this.#agent, this.#store, this.#saver, this.#id, turn, value, this.#options, o);
+  }
+
   stream(input, options) {
     const self = Session.parts(this, 'stream');
     if (input != null && typeof input === 'object' && typeof input.prompt === 'string') {
-      return eventStream((o) => self.#run('prompt', input.prompt, o), options);
+      return eventStream(self.#call('prompt', input.prompt), options);
     }
     if (input != null && typeof input === 'object' && 'answer' in input) {
-      return eventStream((o) => self.#run('reply', input.answer, o), options);
+      return eventStream(self.#call('reply', input.answer), options);
     }
     if (input != null && typeof input === 'object' && input.resume === true) {
-      return eventStream((o) => self.#run('resume', undefined, o), options);
+      return eventStream(self.#call('resume', undefined), options);
     }
     throw new ConfigError('session.stream(input): expected { prompt: string }, { answer } or { resume: true }');
+  }
+
+  /**
+   * The session's logged events numbered above `after` (every one without it), in order, from any process:
+   * what a client that lost its connection missed. An async iterable; `done` and `error` carry a compact
+   * result (`{ text, structured? }` or `{ interrupted, question, interrupts }`) and the error's `{ name,
+   * message, code? }`.
+   */
+  replay({ after } = {}) {
+    const self = Session.parts(this, 'replay');
+    const events = self.#op('replay', after).then((r) => r.events);
+    return {
+      async *[Symbol.asyncIterator]() { yield* await events; },
+    };
   }
 
   /** Saved steps, newest first: `{ id, parentId?, step, label?, createdAt, interrupted, question?, iterations, usage }`. */
@@ -307,6 +327,7 @@ export function durableObjectSaver(namespace, options = {}) {
     compareAndSet: true,
     maxValueBytes: DO_MAX_VALUE_BYTES,
     async getText(key) { return (await call({ op: 'get', key })).value; },
+    async getMany(keys) { return (await call({ op: 'getMany', keys })).values; },
     async putText(key, value, summary, condition) { await call({ op: 'put', key, value, summary, condition: condition ?? null }); },
     async delete(key) { await call({ op: 'delete', key }); },
     async list(prefix) { return (await call({ op: 'list', prefix })).entries; },
@@ -336,6 +357,16 @@ export class CheckpointStore {
     try {
       switch (op) {
         case 'get': return Response.json({ value: (await this.storage.get(`v:${key}`)) ?? null });
+        case 'getMany': {
+          // storage.get takes at most 128 keys at once.
+          const keys = Array.isArray(body.keys) ? body.keys.map((k) => `v:${k}`) : [];
+          const values = [];
+          for (let i = 0; i < keys.length; i += 128) {
+            const found = await this.storage.get(keys.slice(i, i + 128));
+            for (const k of keys.slice(i, i + 128)) values.push(found.get(k) ?? null);
+          }
+          return Response.json({ values });
+        }
         case 'put': {
           if (new TextEncoder().encode(value).length > DO_MAX_VALUE_BYTES) {
             return Response.json({ error: `value for ${JSON.stringify(key)} is over ${DO_MAX_VALUE_BYTES} bytes`, code: 'TOO_LARGE' });
@@ -398,6 +429,51 @@ function plainError(e) {
   return out;
 }
 
+/** A session's own `done`/`error` (numbered, compact): its number is kept for the full event made here. */
+function endOf(event, ending) {
+  if (event?.type !== 'done' && event?.type !== 'error') return false;
+  ending.seq = event.seq;
+  return true;
+}
+
+function doneEvent(result, ending) {
+  const event = { type: 'done', result };
+  if (ending.seq !== undefined) event.seq = ending.seq;
+  return event;
+}
+
+function errorEvent(e, ending) {
+  const event = { type: 'error', error: plainError(e) };
+  if (e?.checkpoint !== undefined) event.checkpoint = e.checkpoint;
+  if (ending.seq !== undefined) event.seq = ending.seq;
+  return event;
+}
+
+/** What a listener throws is ignored: a broken listener cannot break a run you pay for. */
+function callQuietly(f, event) {
+  if (typeof f !== 'function') return;
+  try {
+    f(event);
+  } catch {
+    // ignored, as during the run
+  }
+}
+
+/**
+ * Runs `run(options)` with the caller's `onEvent` receiving `done` (with the result) or `error` (with the
+ * error as plain JSON and the last checkpoint) as its last event, as a stream's last event is.
+ */
+function withEnd(run, options) {
+  const onEvent = options?.onEvent;
+  if (typeof onEvent !== 'function') return run(options);
+  const ending = { seq: undefined };
+  const wrapped = { ...options, onEvent: (event) => { if (!endOf(event, ending)) onEvent(event); } };
+  return run(wrapped).then(
+    (r) => { callQuietly(onEvent, doneEvent(r, ending)); return r; },
+    (e) => { callQuietly(onEvent, errorEvent(e, ending)); throw e; },
+  );
+}
+
 /**
  * Runs `start({ onEvent, signal })` and hands its events out as an async iterable; the last event is
  * `done` (with the result) or `error` (with the error as plain JSON and the last checkpoint). Leaving the
@@ -422,18 +498,18 @@ function eventStream(start, options) {
     get aborted() { return stop.aborted || outer?.aborted === true; },
   };
   const onEvent = options?.onEvent;
+  const ending = { seq: undefined };
   const result = start({
-    onEvent: (event) => { push(event); if (typeof onEvent === 'function') onEvent(event); },
+    onEvent: (event) => {
+      if (endOf(event, ending)) return;
+      push(event);
+      if (typeof onEvent === 'function') onEvent(event);
+    },
     signal,
   });
   result.then(
-    (r) => { push({ type: 'done', result: r }); end(); },
-    (e) => {
-      const event = { type: 'error', error: plainError(e) };
-      if (e?.checkpoint !== undefined) event.checkpoint = e.checkpoint;
-      push(event);
-      end();
-    },
+    (r) => { const event = doneEvent(r, ending); push(event); callQuietly(onEvent, event); end(); },
+    (e) => { const event = errorEvent(e, ending); push(event); callQuietly(onEvent, event); end(); },
   );
   result.catch(() => {}); // the events carry the error; awaiting `.result` still rejects
   return {

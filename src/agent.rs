@@ -22,6 +22,8 @@ pub(crate) struct AgentConfig {
     pub(crate) initial_state: Option<Value>,
     /// Signs (and maybe seals) what leaves; verifies what comes back.
     pub(crate) keys: Option<crate::keys::CheckpointKeys>,
+    /// With keys: the agent what they sign is bound to (the keys' name, or the agent's fingerprint).
+    pub(crate) binding: Option<String>,
 }
 
 /// An agent: a model, tools and instructions. Cheap to keep and share; every call is independent.
@@ -168,12 +170,12 @@ impl EventSink for NoEvents {
 }
 
 /// A model's deltas as events of step `step`.
-struct DeltaEvents<'e> {
-    events: &'e mut dyn EventSink,
+struct DeltaEvents<'e, 'h> {
+    hooks: &'e mut Hooks<'h>,
     step: u32,
 }
 
-impl crate::model::DeltaSink for DeltaEvents<'_> {
+impl crate::model::DeltaSink for DeltaEvents<'_, '_> {
     fn delta(&mut self, delta: crate::model::Delta<'_>) {
         use crate::model::Delta;
         let step = self.step;
@@ -187,7 +189,7 @@ impl crate::model::DeltaSink for DeltaEvents<'_> {
             },
             Delta::Restart => Event::StepRestart { step },
         };
-        self.events.event(&event);
+        self.hooks.emit_ref(&event);
     }
 }
 
@@ -340,6 +342,7 @@ impl AgentConfig {
             }),
             initial_state: None,
             keys: None,
+            binding: None,
         })
     }
 
@@ -357,11 +360,34 @@ impl AgentConfig {
         std::sync::Arc::make_mut(&mut self.rules).limits = limits;
     }
 
-    /// Checks and sets the checkpoint keys.
+    /// Checks and sets the checkpoint keys (after the rest of the configuration: what they sign is bound to
+    /// the agent as configured).
     pub(crate) fn set_keys(&mut self, keys: crate::keys::CheckpointKeys) -> Result<(), AgentError> {
         keys.check().map_err(AgentError::Config)?;
+        self.binding = Some(match keys.agent_name() {
+            Some(name) => format!("name:{name}"),
+            None => self.fingerprint(),
+        });
         self.keys = Some(keys);
         Ok(())
+    }
+
+    /// A fingerprint of what decides a run's approvals: instructions, tool names, input schemas (the output
+    /// schema among them) and approval policies.
+    fn fingerprint(&self) -> String {
+        let tools: Vec<Value> = self
+            .rules
+            .definitions
+            .iter()
+            .zip(&self.rules.policies)
+            .map(|(d, p)| {
+                serde_json::json!({
+                    "name": d.name, "inputSchema": d.input_schema,
+                    "approval": p.may_need_approval, "onExpire": p.on_expire,
+                })
+            })
+            .collect();
+        crate::keys::fingerprint(&serde_json::json!({"instructions": self.instructions, "tools": tools}))
     }
 
     /// How this agent's checkpoints enter and leave as text.
@@ -369,6 +395,7 @@ impl AgentConfig {
         crate::keys::Codec {
             limits: self.rules.limits,
             keys: self.keys.as_ref(),
+            agent: self.binding.as_deref(),
         }
     }
 
@@ -480,14 +507,18 @@ impl AgentConfig {
 
 /// Saves each consistent state of a run (sessions): called before its `checkpoint` event, and awaited.
 pub(crate) trait Persist: MaybeSend {
-    /// Saves `checkpoint` (and may add thread information to it), reporting to `events`. `first` is the
-    /// run's first save.
+    /// Saves `checkpoint` (and may add thread information to it), reporting `checkpoint-saved` to `events`.
+    /// `saved`: how its messages changed since the last call; `first`: the run's first save.
     fn persist<'a>(
         &'a mut self,
         checkpoint: &'a mut Checkpoint,
+        saved: crate::run::Saved,
         first: bool,
         events: &'a mut dyn EventSink,
     ) -> BoxFuture<'a, Result<(), AgentError>>;
+
+    /// The number of an event of the run (a session also logs the step-level ones); `None`: not numbered.
+    fn observe(&mut self, event: &Event<'_>) -> Option<u64>;
 }
 
 /// Asked before each model and tool call: true stops the run with [`AgentError::Aborted`].
@@ -513,23 +544,26 @@ pub(crate) struct Hooks<'h> {
 }
 
 impl Hooks<'_> {
+    /// True when events are listened to or logged: they must be made.
+    fn watching(&self) -> bool {
+        self.events.is_some() || self.persist.is_some()
+    }
+
     fn emit(&mut self, event: impl FnOnce() -> Event<'static>) {
-        if let Some(sink) = self.events.as_deref_mut() {
-            sink.event(&event());
+        if self.watching() {
+            self.emit_ref(&event());
         }
     }
 
     fn emit_ref(&mut self, event: &Event<'_>) {
+        let seq = self.persist.as_deref_mut().and_then(|p| p.observe(event));
         if let Some(sink) = self.events.as_deref_mut() {
-            sink.event(event);
+            sink.sequenced(seq, event);
         }
     }
 
-    /// A consistent state: saved (sessions, which sign what they save) and then reported, signed.
+    /// A consistent state: saved (sessions) and then reported, signed.
     async fn checkpoint(&mut self, run: &mut Run<'_>, codec: crate::keys::Codec<'_>) -> Result<(), AgentError> {
-        if self.persist.is_none() && self.events.is_some() && codec.keys.is_some() {
-            codec.sign(run.checkpoint_mut()).await?;
-        }
         if let Some(p) = self.persist.as_deref_mut() {
             let first = self.saves == 0;
             let mut none = NoEvents;
@@ -537,8 +571,12 @@ impl Hooks<'_> {
                 Some(s) => s,
                 None => &mut none,
             };
-            p.persist(run.checkpoint_mut(), first, sink).await?;
+            let saved = run.take_saved();
+            p.persist(run.checkpoint_mut(), saved, first, sink).await?;
             self.saves = self.saves.saturating_add(1);
+        }
+        if self.events.is_some() && codec.keys.is_some() {
+            codec.sign(run.checkpoint_mut()).await?;
         }
         if self.events.is_some() {
             self.emit_ref(&Event::Checkpoint {
@@ -549,7 +587,7 @@ impl Hooks<'_> {
     }
 
     fn result(&mut self, run: &Run<'_>, call: &ToolUse) {
-        if self.events.is_none() {
+        if !self.watching() {
             return;
         }
         if let Some(r) = run.checkpoint().tool_results.iter().find(|r| r.tool_use_id == call.id) {
@@ -588,7 +626,7 @@ async fn drive_steps(
     mut run: Run<'_>,
     hooks: &mut Hooks<'_>,
 ) -> Result<Outcome, AgentError> {
-    if hooks.events.is_some() {
+    if hooks.watching() {
         for a in run.applied() {
             let (id, tool_name) = (&a.interrupt.id, &a.interrupt.tool_name);
             match (&a.interrupt.kind, &a.result) {
@@ -632,12 +670,11 @@ async fn drive_steps(
                 hooks.emit(|| Event::StepStart { step });
                 let unchanged = run.take_unchanged();
                 let request = config.request(&run.checkpoint().messages, unchanged);
-                let reply = match hooks.events.as_deref_mut().filter(|e| e.wants_deltas()) {
-                    Some(events) => {
-                        let mut sink = DeltaEvents { events, step };
-                        model.stream_dyn(request, &mut sink).await
-                    }
-                    None => model.complete_dyn(request).await,
+                let reply = if hooks.events.as_deref().is_some_and(EventSink::wants_deltas) {
+                    let mut sink = DeltaEvents { hooks, step };
+                    model.stream_dyn(request, &mut sink).await
+                } else {
+                    model.complete_dyn(request).await
                 };
                 let mut usage: Option<Usage> = None;
                 let recorded = reply.and_then(|response| {
@@ -651,7 +688,7 @@ async fn drive_steps(
                         checkpoint: Box::new(run.into_checkpoint()),
                     });
                 }
-                if hooks.events.is_some() {
+                if hooks.watching() {
                     let content = run
                         .checkpoint()
                         .messages
@@ -678,7 +715,7 @@ async fn drive_steps(
                     }
                 }
                 run.reviewed(needed, now_ms());
-                if hooks.events.is_some() {
+                if hooks.watching() {
                     for i in &run.checkpoint().interrupts {
                         hooks.emit_ref(&Event::ApprovalRequested {
                             id: &i.id,
@@ -691,7 +728,7 @@ async fn drive_steps(
                 hooks.checkpoint(&mut run, config.codec()).await?;
             }
             Step::CallTool(call) => {
-                if hooks.events.is_some() {
+                if hooks.watching() {
                     hooks.emit_ref(&Event::ToolCall {
                         id: &call.id,
                         tool_name: &call.name,
@@ -718,7 +755,7 @@ async fn drive_steps(
                     }
                     Some((_, state)) => {
                         run.set_state(state);
-                        if let (Some(state), true) = (run.state(), hooks.events.is_some()) {
+                        if let (Some(state), true) = (run.state(), hooks.watching()) {
                             hooks.emit_ref(&Event::StateChanged { state });
                         }
                     }
@@ -738,7 +775,7 @@ async fn drive_steps(
                 });
             }
             Step::Refused(call, result) | Step::Answered(call, result) => {
-                if hooks.events.is_some() {
+                if hooks.watching() {
                     hooks.emit_ref(&Event::ToolCall {
                         id: &call.id,
                         tool_name: &call.name,
@@ -762,7 +799,7 @@ async fn drive_steps(
             }
             Step::Paused => {
                 let checkpoint = run.into_checkpoint();
-                if hooks.events.is_some() {
+                if hooks.watching() {
                     hooks.emit_ref(&Event::Interrupt {
                         question: checkpoint.question.as_deref().unwrap_or_default(),
                         interrupts: &checkpoint.interrupts,

@@ -129,8 +129,11 @@ impl ThreadInfo {
 }
 
 /// What a listing needs to know about a saved run, without its messages.
+///
+/// Stores keep it beside each value in a compact form ([`CheckpointSummary::to_stored`]); it reads back from
+/// that form and from this struct's own JSON (what earlier releases stored).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "AnySummary")]
 #[non_exhaustive]
 pub struct CheckpointSummary {
     /// The run's id, if it has one.
@@ -159,6 +162,112 @@ pub struct CheckpointSummary {
     /// Its name in the history, if labelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+}
+
+/// The compact form stores keep: `{"v":2,"step",…}` with one-letter names (a session writes one per step).
+/// `step` keeps its name: stores that compare and set read it.
+#[derive(Serialize)]
+struct StoredSummary<'a> {
+    v: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    step: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p: Option<u64>,
+    i: u32,
+    #[serde(skip_serializing_if = "is_zero_usage")]
+    u: [u64; 2],
+    #[serde(skip_serializing_if = "is_false")]
+    x: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    q: Option<&'a str>,
+    m: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    t: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    r: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    l: Option<&'a str>,
+}
+
+fn is_zero_usage(u: &[u64; 2]) -> bool {
+    *u == [0, 0]
+}
+
+/// Either form of a summary.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnySummary {
+    #[serde(default, alias = "r")]
+    run_id: Option<String>,
+    #[serde(default, alias = "t")]
+    updated_at: Option<u64>,
+    #[serde(default, alias = "i")]
+    iterations: u32,
+    #[serde(default, alias = "u")]
+    usage: Option<AnyUsage>,
+    #[serde(default, alias = "x")]
+    interrupted: bool,
+    #[serde(default, alias = "q")]
+    question: Option<String>,
+    #[serde(default, alias = "m")]
+    message_count: usize,
+    #[serde(default)]
+    step: Option<u64>,
+    #[serde(default, alias = "p")]
+    parent_step: Option<u64>,
+    #[serde(default, alias = "l")]
+    label: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum AnyUsage {
+    Pair([u64; 2]),
+    Object(Usage),
+}
+
+impl From<AnySummary> for CheckpointSummary {
+    fn from(a: AnySummary) -> Self {
+        CheckpointSummary {
+            run_id: a.run_id,
+            updated_at: a.updated_at,
+            iterations: a.iterations,
+            usage: match a.usage {
+                Some(AnyUsage::Pair([input_tokens, output_tokens])) => Usage {
+                    input_tokens,
+                    output_tokens,
+                },
+                Some(AnyUsage::Object(u)) => u,
+                None => Usage::default(),
+            },
+            interrupted: a.interrupted,
+            question: a.question,
+            message_count: a.message_count,
+            step: a.step,
+            parent_step: a.parent_step,
+            label: a.label,
+        }
+    }
+}
+
+impl CheckpointSummary {
+    /// The compact JSON a store keeps beside a value (it reads back as a summary).
+    pub fn to_stored(&self) -> String {
+        let stored = StoredSummary {
+            v: 2,
+            step: self.step,
+            p: self.parent_step,
+            i: self.iterations,
+            u: [self.usage.input_tokens, self.usage.output_tokens],
+            x: self.interrupted,
+            q: self.question.as_deref(),
+            m: self.message_count,
+            t: self.updated_at,
+            r: self.run_id.as_deref(),
+            l: self.label.as_deref(),
+        };
+        crate::json::to_string(&stored).unwrap_or_default()
+    }
 }
 
 /// The wire form of every version, decoded by serde in one pass.
@@ -341,6 +450,31 @@ impl Checkpoint {
         }
         let calls: Vec<&ToolUse> = last.tool_uses().collect();
         (!calls.is_empty()).then_some(calls)
+    }
+
+    /// All calls of the open turn have results: answers them in one user message, in call order, and
+    /// clears the turn's bookkeeping. (The run does it when a turn completes; a session's log replays it.)
+    pub(crate) fn close_turn(&mut self) {
+        let mut results = std::mem::take(&mut self.tool_results);
+        let order: Vec<String> = self
+            .open_calls()
+            .unwrap_or_default()
+            .iter()
+            .map(|c| c.id.clone())
+            .collect();
+        let blocks = order
+            .iter()
+            .filter_map(|id| {
+                let k = results.iter().position(|r| &r.tool_use_id == id)?;
+                Some(ContentBlock::ToolResult(results.swap_remove(k)))
+            })
+            .collect();
+        self.approved.clear();
+        self.reviewed = false;
+        self.messages.push(Message {
+            role: Role::User,
+            content: crate::message::Content::Blocks(blocks),
+        });
     }
 
     /// Sets `interrupts` and the reference's fields that mirror its first entry.
@@ -608,7 +742,7 @@ impl Raw {
 /// Every JSON value in a checkpoint with its numbers as doubles ([`normalize_numbers`](crate::limits::normalize_numbers)).
 /// Returns how deep the deepest of them reaches in the checkpoint's text: a tool input sits 5 levels in
 /// (`{ messages: [ { content: [ { input` ), an interrupt's input and data 3, the state and structured answer 1.
-fn normalize_values(cp: &mut Checkpoint) -> usize {
+pub(crate) fn normalize_values(cp: &mut Checkpoint) -> usize {
     use crate::limits::normalize_numbers_depth as walk;
     let mut deepest = 0;
     for m in &mut cp.messages {

@@ -55,6 +55,12 @@ pub enum CheckpointError {
         /// What is wrong.
         problem: String,
     },
+    /// A checkpoint that belongs elsewhere: signed for another agent, or saved by another session.
+    #[error("checkpoint binding: {problem}")]
+    Binding {
+        /// What it is bound to, and what it was used with.
+        problem: String,
+    },
 }
 
 impl CheckpointError {
@@ -71,12 +77,13 @@ impl CheckpointError {
             CheckpointError::Invalid { path, .. } => Some(path),
             CheckpointError::UnsupportedVersion { .. } => Some("version"),
             CheckpointError::Signature { .. } => Some("signature"),
+            CheckpointError::Binding { .. } => None,
             CheckpointError::Json { .. } | CheckpointError::TooLarge { .. } | CheckpointError::TooDeep { .. } => None,
         }
     }
 
-    /// A stable code for the kind of problem: `INVALID`, `VERSION`, `JSON`, `TOO_LARGE`, `TOO_DEEP` or
-    /// `SIGNATURE` (the JS `CheckpointError.code`).
+    /// A stable code for the kind of problem: `INVALID`, `VERSION`, `JSON`, `TOO_LARGE`, `TOO_DEEP`,
+    /// `SIGNATURE` or `BINDING` (the JS `CheckpointError.code`).
     pub fn code(&self) -> &'static str {
         match self {
             CheckpointError::Invalid { .. } => "INVALID",
@@ -85,6 +92,7 @@ impl CheckpointError {
             CheckpointError::TooLarge { .. } => "TOO_LARGE",
             CheckpointError::TooDeep { .. } => "TOO_DEEP",
             CheckpointError::Signature { .. } => "SIGNATURE",
+            CheckpointError::Binding { .. } => "BINDING",
         }
     }
 }
@@ -222,6 +230,15 @@ pub enum SaverError {
     /// A saver option is out of range.
     #[error("invalid saver option: {0}")]
     Option(String),
+    /// What is stored under `key` is part of a session (its head or a step record), not a checkpoint: read it
+    /// through the session.
+    #[error(
+        "key {key:?} holds a session's head or step record, not a checkpoint: read it with agent.session(saver, id).checkpoint()"
+    )]
+    NotCheckpoint {
+        /// The key.
+        key: String,
+    },
     /// What was stored under `key` is not a valid checkpoint.
     #[error("saved checkpoint {key:?} is invalid: {source}")]
     Corrupt {
@@ -233,12 +250,13 @@ pub enum SaverError {
 }
 
 impl SaverError {
-    /// A stable code for the kind of failure: `BACKEND`, `CORRUPT`, `KEY_LENGTH`, `TOO_LARGE`, `OPTION`,
-    /// `QUOTA_EXCEEDED`, `BLOCKED`, `CONFLICT` or `TIMEOUT` (the JS `SaverError.code`).
+    /// A stable code for the kind of failure: `BACKEND`, `CORRUPT`, `NOT_CHECKPOINT`, `KEY_LENGTH`, `TOO_LARGE`,
+    /// `OPTION`, `QUOTA_EXCEEDED`, `BLOCKED`, `CONFLICT` or `TIMEOUT` (the JS `SaverError.code`).
     pub fn code(&self) -> &'static str {
         match self {
             SaverError::Backend { .. } => "BACKEND",
             SaverError::Corrupt { .. } => "CORRUPT",
+            SaverError::NotCheckpoint { .. } => "NOT_CHECKPOINT",
             SaverError::KeyLength { .. } => "KEY_LENGTH",
             SaverError::TooLarge { .. } => "TOO_LARGE",
             SaverError::Option(_) => "OPTION",
@@ -356,6 +374,33 @@ pub enum AgentError {
 }
 
 impl AgentError {
+    /// The error's name in the npm package (its JS class): `ModelError`, `SaverError`, ….
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            AgentError::Checkpoint(_) => "CheckpointError",
+            AgentError::Config(_) | AgentError::Argument(_) => "ConfigError",
+            AgentError::MaxIterations { .. } => "MaxIterationsError",
+            AgentError::Model { .. } => "ModelError",
+            AgentError::SessionNotFound { .. } => "SessionNotFoundError",
+            AgentError::SessionBusy { .. } => "SessionBusyError",
+            AgentError::Saver { .. } => "SaverError",
+            AgentError::Decision { .. } => "DecisionError",
+            AgentError::InterruptExpired { .. } => "InterruptExpiredError",
+            AgentError::Output { .. } => "OutputError",
+            AgentError::Aborted { .. } => "AbortedError",
+            AgentError::Interrupted { .. } => "RunInterruptedError",
+        }
+    }
+
+    /// The code of a checkpoint or saver error (`SIGNATURE`, `CONFLICT`, …).
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            AgentError::Checkpoint(e) => Some(e.code()),
+            AgentError::Saver { source, .. } => Some(source.code()),
+            _ => None,
+        }
+    }
+
     pub(crate) fn checkpoint_mut(&mut self) -> Option<&mut Checkpoint> {
         match self {
             AgentError::MaxIterations { checkpoint, .. }

@@ -145,6 +145,63 @@ pub enum Event<'a> {
         /// Messages in the saved conversation.
         message_count: usize,
     },
+    /// A session call ended: paused, or finished with its answer (the npm package's streams carry the whole
+    /// result, as `prompt()` returns it, in its place).
+    Done {
+        /// How it ended.
+        result: CallResult<'a>,
+    },
+    /// A session call failed after it changed the session.
+    Error {
+        /// `{ name, message, code? }`.
+        error: &'a Value,
+    },
+}
+
+/// How a session call ended, as [`Event::Done`] reports it: `{ text, structured? }` when finished,
+/// `{ interrupted: true, question, interrupts }` when paused.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CallResult<'a> {
+    /// The answer's text (finished).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+    /// The structured answer (finished, with an output schema).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<&'a Value>,
+    /// True when paused.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// What it asks (paused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<&'a str>,
+    /// What it waits for (paused).
+    #[serde(skip_serializing_if = "<[Interrupt]>::is_empty")]
+    pub interrupts: &'a [Interrupt],
+}
+
+impl<'a> CallResult<'a> {
+    /// How a call that stopped at `state` ended (`text`: the answer's text when it finished).
+    pub(crate) fn of(state: &'a Checkpoint, text: &'a str) -> Self {
+        if state.is_interrupted() {
+            CallResult {
+                text: None,
+                structured: None,
+                interrupted: true,
+                question: state.question.as_deref(),
+                interrupts: &state.interrupts,
+            }
+        } else {
+            CallResult {
+                text: Some(text),
+                structured: state.structured.as_ref(),
+                interrupted: false,
+                question: None,
+                interrupts: &[],
+            }
+        }
+    }
 }
 
 impl Event<'_> {
@@ -171,6 +228,14 @@ impl Event<'_> {
 pub trait EventSink: MaybeSend {
     /// Called for each event, in order.
     fn event(&mut self, event: &Event<'_>);
+
+    /// Called for each event with its number when the run is a session's (`seq`: strictly increasing per
+    /// session across calls, resumes and processes; what `Session::replay` takes). The default forgets the
+    /// number and calls [`EventSink::event`].
+    fn sequenced(&mut self, seq: Option<u64>, event: &Event<'_>) {
+        let _ = seq;
+        self.event(event);
+    }
 
     /// True when the sink shows the run live: the model is then asked to stream
     /// ([`Model::stream`](crate::Model::stream)) and its pieces arrive as `text-delta` and

@@ -19,7 +19,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary};
+use crate::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 use crate::crypto;
 use crate::error::CheckpointError;
 use crate::limits::Limits;
@@ -28,6 +28,10 @@ use crate::limits::Limits;
 pub const MIN_SECRET_BYTES: usize = 16;
 
 const MAC_CONTEXT: &[u8] = b"resumable-agent/checkpoint-mac/v2\0";
+/// The MAC of a checkpoint bound to its agent (`signature.agent`).
+const BOUND_MAC_CONTEXT: &[u8] = b"resumable-agent/checkpoint-mac/v3\0";
+/// The MAC of a session log record or head.
+const LOG_MAC_CONTEXT: &[u8] = b"resumable-agent/session-log-mac/v1\0";
 const SEAL_KEY_CONTEXT: &[u8] = b"resumable-agent/seal-key/v2";
 const SEAL_AAD_CONTEXT: &[u8] = b"resumable-agent/sealed/v2\0";
 
@@ -39,13 +43,14 @@ const SEAL_AAD_CONTEXT: &[u8] = b"resumable-agent/sealed/v2\0";
 /// let keys = CheckpointKeys::new("k2")
 ///     .key("k1", "an older secret, kept to verify")
 ///     .key("k2", "the secret new checkpoints use!");
-/// assert_eq!(format!("{keys:?}"), r#"CheckpointKeys { current: "k2", kids: ["k1", "k2"], sealed: false }"#);
+/// assert_eq!(format!("{keys:?}"), r#"CheckpointKeys { current: "k2", kids: ["k1", "k2"], sealed: false, agent: None }"#);
 /// ```
 #[derive(Clone)]
 pub struct CheckpointKeys {
     current: String,
     keys: Vec<(String, Vec<u8>)>,
     sealed: bool,
+    agent: Option<String>,
 }
 
 impl fmt::Debug for CheckpointKeys {
@@ -54,16 +59,22 @@ impl fmt::Debug for CheckpointKeys {
             .field("current", &self.current)
             .field("kids", &self.keys.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("sealed", &self.sealed)
+            .field("agent", &self.agent)
             .finish()
     }
 }
 
-/// A checkpoint's signature: the key id and the base64url HMAC-SHA256.
+/// A checkpoint's signature: the key id, the agent it is bound to, and the base64url HMAC-SHA256.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Signature {
     /// The id of the key that signed.
     pub kid: String,
+    /// The agent the checkpoint is bound to: the name given with [`CheckpointKeys::agent`], or a fingerprint of
+    /// what decides approvals (instructions, tool names, schemas and approval rules). An agent resumes only
+    /// checkpoints bound to itself. Absent in checkpoints signed by releases before the binding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// The MAC, base64url without padding.
     pub mac: String,
 }
@@ -84,7 +95,22 @@ impl CheckpointKeys {
             current: current.into(),
             keys: Vec::new(),
             sealed: false,
+            agent: None,
         }
+    }
+
+    /// Binds what these keys sign to the agent named `name` instead of its fingerprint: checkpoints then
+    /// survive a change of the agent's instructions, tools or approval rules (a deploy), and resume in any
+    /// agent with the same keys and name. Without a name, a checkpoint resumes only in an agent with the same
+    /// instructions, tool names, schemas and approval rules.
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(name.into());
+        self
+    }
+
+    /// The name given with [`CheckpointKeys::agent`].
+    pub fn agent_name(&self) -> Option<&str> {
+        self.agent.as_deref()
     }
 
     /// Adds the secret of key id `kid` (at least [`MIN_SECRET_BYTES`] bytes; random bytes or a long
@@ -129,6 +155,9 @@ impl CheckpointKeys {
                 ));
             }
         }
+        if self.agent.as_ref().is_some_and(|a| a.is_empty() || a.len() > 128) {
+            return Err("checkpointKeys.agent: the name must be 1 to 128 bytes".into());
+        }
         if self.secret(&self.current).is_none() {
             return Err(format!(
                 "checkpointKeys.current: {:?} is not one of the key ids ({})",
@@ -148,35 +177,69 @@ impl CheckpointKeys {
         kids.join(", ")
     }
 
-    /// Signs `checkpoint` with the current key (replacing any signature it had).
+    /// Signs `checkpoint` with the current key (replacing any signature it had), bound to no agent (an
+    /// agent's own checkpoints are bound to it: [`CheckpointKeys::sign_for`]).
     ///
     /// # Errors
     /// [`CheckpointError::Signature`] when the host's crypto fails (on wasm32: no Web Crypto).
     pub async fn sign(&self, checkpoint: &mut Checkpoint) -> Result<(), CheckpointError> {
+        self.sign_for(checkpoint, None).await
+    }
+
+    /// Checks `checkpoint`'s signature (constant-time), whatever agent it is bound to.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Signature`]: no signature, an unknown key id, or a MAC that does not match.
+    pub async fn verify(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        self.verify_for(checkpoint, None).await
+    }
+
+    /// Signs `checkpoint` with the current key (replacing any signature it had), bound to `agent` when given
+    /// (see [`Signature::agent`]).
+    ///
+    /// # Errors
+    /// [`CheckpointError::Signature`] when the host's crypto fails (on wasm32: no Web Crypto).
+    pub async fn sign_for(&self, checkpoint: &mut Checkpoint, agent: Option<&str>) -> Result<(), CheckpointError> {
         checkpoint.signature = None;
         let secret = self
             .secret(&self.current)
             .ok_or_else(|| signature(format!("no secret for key id {:?}", self.current)))?;
-        let tag = crypto::hmac(secret, &mac_input(&self.current, checkpoint))
+        let tag = crypto::hmac(secret, &mac_input(&self.current, agent, checkpoint))
             .await
             .map_err(|e| signature(format!("signing failed: {e}")))?;
         checkpoint.signature = Some(Signature {
             kid: self.current.clone(),
+            agent: agent.map(str::to_owned),
             mac: B64.encode(tag),
         });
         Ok(())
     }
 
-    /// Checks `checkpoint`'s signature (constant-time).
+    /// Checks `checkpoint`'s signature (constant-time), and that it is bound to `agent` (a checkpoint
+    /// signed before bindings existed carries none and is accepted).
     ///
     /// # Errors
-    /// [`CheckpointError::Signature`]: no signature, an unknown key id, or a MAC that does not match.
-    pub async fn verify(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+    /// [`CheckpointError::Signature`]: no signature, an unknown key id, or a MAC that does not match;
+    /// [`CheckpointError::Binding`]: signed for another agent.
+    pub async fn verify_for(&self, checkpoint: &Checkpoint, agent: Option<&str>) -> Result<(), CheckpointError> {
         let Some(sig) = &checkpoint.signature else {
             return Err(signature(
                 "missing: this agent signs its checkpoints (checkpointKeys), so it resumes only signed ones".into(),
             ));
         };
+        let (secret, tag) = self.secret_and_tag(sig)?;
+        let ok = crypto::hmac_verify(secret, &mac_input(&sig.kid, sig.agent.as_deref(), checkpoint), &tag)
+            .await
+            .map_err(|e| signature(format!("verifying failed: {e}")))?;
+        if !ok {
+            return Err(signature(
+                "does not match: the checkpoint was changed after it was signed, or signed with another secret".into(),
+            ));
+        }
+        check_agent(sig.agent.as_deref(), agent)
+    }
+
+    fn secret_and_tag(&self, sig: &Signature) -> Result<(&[u8], Vec<u8>), CheckpointError> {
         let Some(secret) = self.secret(&sig.kid) else {
             return Err(signature(format!(
                 "unknown key id {:?} (this agent knows {})",
@@ -187,22 +250,69 @@ impl CheckpointKeys {
         let tag = B64
             .decode(&sig.mac)
             .map_err(|_| signature("mac: not base64url (without padding)".into()))?;
-        let ok = crypto::hmac_verify(secret, &mac_input(&sig.kid, checkpoint), &tag)
-            .await
-            .map_err(|e| signature(format!("verifying failed: {e}")))?;
-        if !ok {
-            return Err(signature(
-                "does not match: the checkpoint was changed after it was signed, or signed with another secret".into(),
-            ));
-        }
-        Ok(())
+        Ok((secret, tag))
     }
 
-    /// Encrypts checkpoint JSON `text` into an envelope, as JSON text.
-    async fn seal(&self, text: &str) -> Result<String, CheckpointError> {
+    /// The MAC of a session's log record or head: over `what` (the session id, the position, the parent's MAC,
+    /// … — each part delimited) and the value's canonical JSON, bound to `agent`.
+    pub(crate) async fn sign_value(
+        &self,
+        agent: Option<&str>,
+        what: &[&str],
+        value: &Value,
+    ) -> Result<Signature, CheckpointError> {
+        let secret = self
+            .secret(&self.current)
+            .ok_or_else(|| signature(format!("no secret for key id {:?}", self.current)))?;
+        let tag = crypto::hmac(secret, &value_mac_input(&self.current, agent, what, value))
+            .await
+            .map_err(|e| signature(format!("signing failed: {e}")))?;
+        Ok(Signature {
+            kid: self.current.clone(),
+            agent: agent.map(str::to_owned),
+            mac: B64.encode(tag),
+        })
+    }
+
+    /// Checks a MAC made by [`CheckpointKeys::sign_value`] over the same parts.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Signature`] (naming `place`) or [`CheckpointError::Binding`].
+    pub(crate) async fn verify_value(
+        &self,
+        sig: Option<&Signature>,
+        agent: Option<&str>,
+        what: &[&str],
+        value: &Value,
+        place: &str,
+    ) -> Result<(), CheckpointError> {
+        let Some(sig) = sig else {
+            return Err(signature(format!(
+                "{place}: missing (this agent signs its sessions, so it reads only signed records)"
+            )));
+        };
+        let (secret, tag) = self.secret_and_tag(sig)?;
+        let ok = crypto::hmac_verify(
+            secret,
+            &value_mac_input(&sig.kid, sig.agent.as_deref(), what, value),
+            &tag,
+        )
+        .await
+        .map_err(|e| signature(format!("verifying failed: {e}")))?;
+        if !ok {
+            return Err(signature(format!(
+                "{place}: does not match: it was changed, moved from another session or position, or signed with another secret"
+            )));
+        }
+        check_agent(sig.agent.as_deref(), agent)
+    }
+
+    /// Encrypts checkpoint JSON `text` into an envelope, as JSON text; `bound` (a session record's place)
+    /// joins the authenticated data, so the envelope opens only there.
+    pub(crate) async fn seal(&self, text: &str, bound: &[u8]) -> Result<String, CheckpointError> {
         let kid = &self.current;
         let key = self.seal_key(kid).await?;
-        let blob = crypto::seal(&key, &aad(kid), text.as_bytes())
+        let blob = crypto::seal(&key, &[aad(kid).as_slice(), bound].concat(), text.as_bytes())
             .await
             .map_err(|e| signature(format!("sealing failed: {e}")))?;
         let envelope = Envelope {
@@ -213,8 +323,8 @@ impl CheckpointKeys {
         crate::json::to_string(&envelope).map_err(|e| signature(e.to_string()))
     }
 
-    /// The checkpoint JSON inside an envelope.
-    async fn open(&self, envelope: &Envelope) -> Result<String, CheckpointError> {
+    /// The checkpoint JSON inside an envelope sealed with `bound` (see [`CheckpointKeys::seal`]).
+    pub(crate) async fn open(&self, envelope: &Envelope, bound: &[u8]) -> Result<String, CheckpointError> {
         if envelope.version != u64::from(CHECKPOINT_VERSION) {
             return Err(CheckpointError::UnsupportedVersion {
                 found: envelope.version,
@@ -232,7 +342,7 @@ impl CheckpointKeys {
             .decode(&envelope.sealed)
             .map_err(|_| signature("sealed: not base64url (without padding)".into()))?;
         let key = self.seal_key(&envelope.kid).await?;
-        let opened = crypto::open(&key, &aad(&envelope.kid), &blob)
+        let opened = crypto::open(&key, &[aad(&envelope.kid).as_slice(), bound].concat(), &blob)
             .await
             .map_err(|e| signature(format!("opening failed: {e}")))?
             .ok_or_else(|| {
@@ -259,13 +369,37 @@ fn aad(kid: &str) -> Vec<u8> {
     [SEAL_AAD_CONTEXT, kid.as_bytes()].concat()
 }
 
-/// What the MAC covers: a context string, the key id, and the canonical encoding of the checkpoint without
-/// its signature.
-fn mac_input(kid: &str, checkpoint: &Checkpoint) -> Vec<u8> {
+/// A signature bound to `found` (or to nothing: signed before bindings) verified by an agent bound to
+/// `expected`.
+fn check_agent(found: Option<&str>, expected: Option<&str>) -> Result<(), CheckpointError> {
+    match (found, expected) {
+        (Some(f), Some(e)) if f != e => Err(CheckpointError::Binding {
+            problem: format!(
+                "signed for another agent ({f:?}; this agent is {e:?}): an agent resumes only its own checkpoints — one whose instructions, tools or approval rules differ could skip approvals the checkpoint's agent did not need (name both agents with checkpointKeys.agent to carry checkpoints across a deploy)"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// What the MAC covers: a context string, the key id, the agent bound to, and the canonical encoding of the
+/// checkpoint without its signature.
+fn mac_input(kid: &str, agent: Option<&str>, checkpoint: &Checkpoint) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
-    out.extend_from_slice(MAC_CONTEXT);
-    out.extend_from_slice(kid.as_bytes());
-    out.push(0);
+    match agent {
+        Some(a) => {
+            out.extend_from_slice(BOUND_MAC_CONTEXT);
+            out.extend_from_slice(kid.as_bytes());
+            out.push(0);
+            out.extend_from_slice(a.as_bytes());
+            out.push(0);
+        }
+        None => {
+            out.extend_from_slice(MAC_CONTEXT);
+            out.extend_from_slice(kid.as_bytes());
+            out.push(0);
+        }
+    }
     // Through the JSON text rather than `to_value`: the same result, without a second serializer for every
     // checkpoint type in the .wasm. A checkpoint's own JSON always parses.
     let mut value: Value = serde_json::from_str(&checkpoint.to_json()).unwrap_or(Value::Null);
@@ -274,6 +408,32 @@ fn mac_input(kid: &str, checkpoint: &Checkpoint) -> Vec<u8> {
     }
     write_canonical(&value, &mut out);
     out
+}
+
+/// What a log record's or head's MAC covers.
+fn value_mac_input(kid: &str, agent: Option<&str>, what: &[&str], value: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(LOG_MAC_CONTEXT);
+    for part in [kid, agent.unwrap_or_default()].iter().chain(what) {
+        out.extend_from_slice(part.as_bytes());
+        out.push(0);
+    }
+    write_canonical(value, &mut out);
+    out
+}
+
+/// A stable fingerprint of what decides a run's approvals: 64-bit FNV-1a of the canonical JSON of `what`,
+/// as `fp:` and 16 hex digits. It names an agent, it is not a secret: the MAC that covers it is what an
+/// attacker cannot forge.
+pub(crate) fn fingerprint(what: &Value) -> String {
+    let mut bytes = Vec::new();
+    write_canonical(what, &mut bytes);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("fp:{h:016x}")
 }
 
 /// JSON with object keys sorted, no whitespace, strings escaped as serde_json does, and every number
@@ -340,13 +500,15 @@ fn write_number(f: f64, out: &mut Vec<u8>) {
 pub(crate) struct Codec<'a> {
     pub(crate) limits: Limits,
     pub(crate) keys: Option<&'a CheckpointKeys>,
+    /// The agent signatures are bound to (with keys).
+    pub(crate) agent: Option<&'a str>,
 }
 
 impl Codec<'_> {
     /// Signs `checkpoint` (or removes a stale signature when there are no keys).
     pub(crate) async fn sign(&self, checkpoint: &mut Checkpoint) -> Result<(), CheckpointError> {
         match self.keys {
-            Some(k) => k.sign(checkpoint).await,
+            Some(k) => k.sign_for(checkpoint, self.agent).await,
             None => {
                 checkpoint.signature = None;
                 Ok(())
@@ -357,7 +519,7 @@ impl Codec<'_> {
     /// Checks the signature when there are keys.
     pub(crate) async fn verify(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
         match self.keys {
-            Some(k) => k.verify(checkpoint).await,
+            Some(k) => k.verify_for(checkpoint, self.agent).await,
             None => Ok(()),
         }
     }
@@ -377,7 +539,7 @@ impl Codec<'_> {
     pub(crate) async fn text(&self, checkpoint: &Checkpoint) -> Result<String, CheckpointError> {
         let text = checkpoint.to_json();
         match self.keys.filter(|k| k.sealed) {
-            Some(k) => k.seal(&text).await,
+            Some(k) => k.seal(&text, &[]).await,
             None => Ok(text),
         }
     }
@@ -401,18 +563,33 @@ impl Codec<'_> {
         let keys = self
             .keys
             .ok_or_else(|| signature("a sealed checkpoint, but this agent has no checkpointKeys to open it".into()))?;
-        let checkpoint = Checkpoint::from_json_with(&keys.open(&envelope).await?, &self.limits)?;
+        let checkpoint = Checkpoint::from_json_with(&keys.open(&envelope, &[]).await?, &self.limits)?;
         self.verify(&checkpoint).await?;
         Ok(checkpoint)
     }
 
-    /// The summary kept beside a saved checkpoint: without the question when sealed.
-    pub(crate) fn summary(&self, checkpoint: &Checkpoint) -> CheckpointSummary {
-        let mut summary = checkpoint.summary();
-        if self.sealed() {
-            summary.question = None;
+    /// `text` sealed with `bound` when the keys seal; as it is otherwise.
+    pub(crate) async fn seal_text(&self, text: String, bound: &[u8]) -> Result<String, CheckpointError> {
+        match self.keys.filter(|k| k.sealed) {
+            Some(k) => k.seal(&text, bound).await,
+            None => Ok(text),
         }
-        summary
+    }
+
+    /// What a stored text holds: opened when it is an envelope — sealed with `bound` or, by an earlier
+    /// release, without — and as it is otherwise.
+    pub(crate) async fn open_text(&self, text: String, bound: &[u8]) -> Result<String, CheckpointError> {
+        let Some(envelope) = looks_sealed(&text).then(|| envelope(&text)).flatten() else {
+            return Ok(text);
+        };
+        let keys = self
+            .keys
+            .ok_or_else(|| signature("a sealed checkpoint, but this agent has no checkpointKeys to open it".into()))?;
+        match keys.open(&envelope, bound).await {
+            Ok(opened) => Ok(opened),
+            Err(e) if bound.is_empty() => Err(e),
+            Err(e) => keys.open(&envelope, &[]).await.map_err(|_| e),
+        }
     }
 }
 
@@ -488,6 +665,36 @@ mod tests {
     }
 
     #[test]
+    fn a_bound_signature_verifies_only_for_its_agent() {
+        let k = keys();
+        let mut cp = paused();
+        block(k.sign_for(&mut cp, Some("fp:1"))).unwrap_or_default();
+        assert_eq!(block(k.verify_for(&cp, Some("fp:1"))), Ok(()));
+        assert_eq!(
+            block(k.verify_for(&cp, Some("fp:2"))).map_err(|e| e.code()),
+            Err("BINDING")
+        );
+        // The binding is under the MAC: rewriting it breaks the signature.
+        let mut moved = cp.clone();
+        if let Some(s) = moved.signature.as_mut() {
+            s.agent = Some("fp:2".into());
+        }
+        assert_eq!(
+            block(k.verify_for(&moved, Some("fp:2"))).map_err(|e| e.code()),
+            Err("SIGNATURE")
+        );
+        // Signed before bindings existed: still accepted.
+        let mut old = paused();
+        block(k.sign(&mut old)).unwrap_or_default();
+        assert_eq!(block(k.verify_for(&old, Some("fp:1"))), Ok(()));
+        assert_eq!(
+            fingerprint(&json!({"a": 1, "b": [2]})),
+            fingerprint(&json!({"b": [2.0], "a": 1}))
+        );
+        assert_ne!(fingerprint(&json!({"a": 1})), fingerprint(&json!({"a": 2})));
+    }
+
+    #[test]
     fn canonical_numbers_are_what_js_reads() {
         assert_eq!(
             canonical_json(&json!({"b": 1.0, "a": -0.0, "c": [3, 2.5, 1e21, 12345678901234567890u64]})),
@@ -545,6 +752,7 @@ mod tests {
         let codec = Codec {
             limits: Limits::default(),
             keys: Some(&k),
+            agent: None,
         };
         let mut cp = paused();
         let text = block(codec.encode(&mut cp)).unwrap_or_default();
@@ -560,13 +768,13 @@ mod tests {
         let plain = Codec {
             limits: Limits::default(),
             keys: None,
+            agent: None,
         };
         let err = block(plain.decode(&text))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("no checkpointKeys"), "{err}");
-        assert!(codec.summary(&cp).question.is_none());
         // Another spelling of the envelope (keys reordered, "sealed" far from the start) opens as well;
         // a plain checkpoint that mentions "sealed" early still decodes as itself.
         let v: Value = serde_json::from_str(&text).unwrap_or_default();

@@ -67,7 +67,7 @@ mod wasm;
 pub use agent::{Agent, AgentBuilder, AgentResponse, Input, InterruptedResponse, Outcome};
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary, ThreadInfo};
 pub use error::{AgentError, CheckpointError, ModelError, SaverError};
-pub use event::{Event, EventSink};
+pub use event::{CallResult, Event, EventSink};
 pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resume};
 pub use keys::{CheckpointKeys, MIN_SECRET_BYTES, Signature};
 pub use limits::{DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, value_depth};
@@ -81,10 +81,12 @@ pub use run::{
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;
 pub use saver::kv_store::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
-pub use saver::{Condition, KvOptions, MemorySaver, SavedCheckpoint, Saver};
+pub use saver::{Condition, DynSaver, KvOptions, MemorySaver, SavedCheckpoint, Saver};
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub use saver::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve_checkpoint_store};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use saver::{Durability, IndexedDbOptions, IndexedDbSaver};
-pub use session::{DEFAULT_MAX_HISTORY, HISTORY_SEPARATOR, Session, SessionOptions, Turn, list_sessions};
+pub use session::{
+    DEFAULT_MAX_HISTORY, EVENT_BLOCK, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Turn, list_sessions,
+};
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

@@ -71,3 +71,31 @@ fn random_u64() -> u64 {
 pub(crate) fn new_run_id() -> String {
     format!("{:016x}{:016x}", random_u64(), random_u64())
 }
+
+/// Waits until `at` (ms since the epoch). On wasm32 through the host's `setTimeout`; natively it returns at
+/// once (no timer without a runtime: the stores that need a wait, Workers KV, exist only on wasm32).
+#[cfg(target_arch = "wasm32")]
+pub(crate) async fn sleep_until(at: u64) {
+    let ms = at.saturating_sub(now_ms());
+    if ms == 0 {
+        return;
+    }
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = set_timeout(&resolve, i32::try_from(ms).unwrap_or(i32::MAX));
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(f: &js_sys::Function, ms: i32) -> wasm_bindgen::JsValue;
+}
+
+/// Waits until `at` (ms since the epoch). On wasm32 through the host's `setTimeout`; natively it returns at
+/// once (no timer without a runtime: the stores that need a wait, Workers KV, exist only on wasm32).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) async fn sleep_until(at: u64) {
+    let _ = at;
+}

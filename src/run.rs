@@ -368,6 +368,19 @@ pub struct Run<'c> {
     /// How many leading messages are as they were when the run began or was last asked
     /// ([`Run::take_unchanged`]): appending keeps them, an edit, a removal or a compaction lowers it.
     unchanged: usize,
+    /// What changed in the messages since the run's state was last taken for saving ([`Run::take_saved`]),
+    /// so a session's log record holds only what changed.
+    saved: Saved,
+}
+
+/// How the messages changed since the last save: the saved messages lost the range `dropped` (compaction),
+/// and after that the first `unchanged` messages are as saved; the rest are new or edited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Saved {
+    /// Leading messages as saved (counted after `dropped` was removed).
+    pub(crate) unchanged: usize,
+    /// `(start, count)`: saved messages removed from the middle since.
+    pub(crate) dropped: Option<(usize, usize)>,
 }
 
 impl<'c> Run<'c> {
@@ -385,6 +398,7 @@ impl<'c> Run<'c> {
             compacted: None,
             sizes: Vec::new(),
             unchanged: 0,
+            saved: Saved::default(),
         }
     }
 
@@ -424,6 +438,10 @@ impl<'c> Run<'c> {
             compacted: None,
             sizes: Vec::new(),
             unchanged,
+            saved: Saved {
+                unchanged,
+                dropped: None,
+            },
         };
         if run.state.interrupts.is_empty() {
             run.continue_with(input)?;
@@ -483,9 +501,34 @@ impl<'c> Run<'c> {
         std::mem::replace(&mut self.unchanged, self.state.messages.len())
     }
 
+    /// How many leading messages are unchanged since the run began or its state was last taken for saving;
+    /// from now on all of them count as saved.
+    pub(crate) fn take_saved(&mut self) -> Saved {
+        let all = Saved {
+            unchanged: self.state.messages.len(),
+            dropped: None,
+        };
+        std::mem::replace(&mut self.saved, all)
+    }
+
     /// Notes that the messages from `index` on changed in place or went.
     fn edited(&mut self, index: usize) {
         self.unchanged = self.unchanged.min(index);
+        self.saved.unchanged = self.saved.unchanged.min(index);
+    }
+
+    /// Notes that the messages `start..end` went (compaction).
+    fn dropped(&mut self, start: usize, end: usize) {
+        self.unchanged = self.unchanged.min(start);
+        let saved = &mut self.saved;
+        if saved.dropped.is_none() && start < saved.unchanged {
+            // Saved messages left the middle: the ones after the range are still as saved.
+            let gone = end.min(saved.unchanged) - start;
+            saved.dropped = Some((start, gone));
+            saved.unchanged -= gone;
+        } else {
+            saved.unchanged = saved.unchanged.min(start);
+        }
     }
 
     /// The next step, closing a finished tool turn on the way.
@@ -528,7 +571,7 @@ impl<'c> Run<'c> {
                 }
                 return Step::CallTool(call);
             }
-            self.close_turn();
+            self.state.close_turn();
             closed = true;
         }
         match self.state.messages.last() {
@@ -622,7 +665,7 @@ impl<'c> Run<'c> {
         }
         self.state.messages.drain(keep..cut);
         self.sizes.drain(keep..cut);
-        self.edited(keep);
+        self.dropped(keep, cut);
         self.compacted = Some(Compacted {
             messages: cut - keep,
             bytes: removed,
@@ -732,31 +775,6 @@ impl<'c> Run<'c> {
                     call.name
                 )
             })
-    }
-
-    /// All calls of the open turn have results: answer them in one user message, in call order.
-    fn close_turn(&mut self) {
-        let mut results = std::mem::take(&mut self.state.tool_results);
-        let order: Vec<String> = self
-            .state
-            .open_calls()
-            .unwrap_or_default()
-            .iter()
-            .map(|c| c.id.clone())
-            .collect();
-        let blocks = order
-            .iter()
-            .filter_map(|id| {
-                let k = results.iter().position(|r| &r.tool_use_id == id)?;
-                Some(ContentBlock::ToolResult(results.swap_remove(k)))
-            })
-            .collect();
-        self.state.approved.clear();
-        self.state.reviewed = false;
-        self.state.messages.push(Message {
-            role: Role::User,
-            content: Content::Blocks(blocks),
-        });
     }
 
     /// Records the model's turn. A response that would make the next request invalid is refused whole.

@@ -705,7 +705,11 @@ fn a_saver_failing_ten_percent_of_calls_loses_no_run_and_runs_no_tool_twice() {
                         recovered_from_error += 1;
                         prompt_done = true;
                         next = Some(resumable_agent::Turn::Continue);
-                    } else if !prompt_done && !block_on(saver.inner.exists(session.id())).unwrap() {
+                    } else if !prompt_done
+                        && block_on(agent.session(&saver.inner, session.id()).checkpoint(None))
+                            .unwrap()
+                            .is_none()
+                    {
                         next = Some(t); // nothing happened yet: try the prompt again
                     } else {
                         prompt_done = true;

@@ -9,6 +9,11 @@ use common::*;
 use resumable_agent::{AgentError, MaybeSend, MemorySaver, ModelResponse, SavedCheckpoint, Saver, SaverError};
 use serde_json::json;
 
+/// The session's latest checkpoint, as a later request reads it.
+fn stored(agent: &resumable_agent::Agent, saver: &MemorySaver, id: &str) -> Option<resumable_agent::Checkpoint> {
+    block_on(agent.session(saver, id).checkpoint(None)).unwrap()
+}
+
 fn script() -> std::sync::Arc<TestModel> {
     TestModel::new([
         turn(vec![call("q1", "ask_user", json!({"question": "Your deadline?"}))]),
@@ -23,13 +28,18 @@ fn prompt_saves_the_pause_reply_completes_and_deletes() {
     let agent = agent_with(script(), &Counters::default()).build().unwrap();
     let paused = block_on(agent.session(&saver, "s1").prompt("Plan")).unwrap();
     assert_eq!(paused.question(), Some("Your deadline?"));
-    assert_eq!(block_on(saver.get("s1")).unwrap().as_ref(), Some(paused.checkpoint()));
+    assert_eq!(stored(&agent, &saver, "s1").as_ref(), Some(paused.checkpoint()));
     let done = block_on(agent.session(&saver, "s1").reply("Q2"))
         .unwrap()
         .assert_complete()
         .unwrap();
     assert_eq!(done.text, "Planned.");
-    assert_eq!(block_on(saver.get("s1")).unwrap(), None);
+    assert_eq!(stored(&agent, &saver, "s1"), None);
+    assert_eq!(
+        block_on(saver.list("")).unwrap(),
+        Vec::new(),
+        "every key of the session is gone"
+    );
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -39,7 +49,7 @@ fn keep_completed_keeps_the_finished_checkpoint() {
     let agent = agent_with(script(), &Counters::default()).build().unwrap();
     block_on(agent.session(&saver, "k").keep_completed(true).prompt("Plan")).unwrap();
     let done = block_on(agent.session(&saver, "k").keep_completed(true).reply("Q2")).unwrap();
-    assert_eq!(block_on(saver.get("k")).unwrap().as_ref(), Some(done.checkpoint()));
+    assert_eq!(stored(&agent, &saver, "k").as_ref(), Some(done.checkpoint()));
     let listed = block_on(resumable_agent::list_sessions(&saver, "")).unwrap();
     assert_eq!(listed.len(), 1, "one session; its history entries are not sessions");
     assert!(!listed[0].summary.interrupted);
@@ -54,13 +64,13 @@ fn not_found_and_busy_are_typed_and_change_nothing() {
     let err = block_on(agent.session(&saver, "none").reply("x")).unwrap_err();
     assert_eq!(err, AgentError::SessionNotFound { id: "none".into() });
     block_on(agent.session(&saver, "b").prompt("Plan")).unwrap();
-    let before = block_on(saver.get("b")).unwrap();
+    let before = block_on(saver.list("")).unwrap();
     let err = block_on(agent.session(&saver, "b").prompt("again")).unwrap_err();
     assert!(
         matches!(&err, AgentError::SessionBusy { question, .. } if question == "Your deadline?"),
         "{err:?}"
     );
-    assert_eq!(block_on(saver.get("b")).unwrap(), before);
+    assert_eq!(block_on(saver.list("")).unwrap(), before, "nothing was written");
     assert_eq!(model.calls(), 1);
 }
 
@@ -108,7 +118,8 @@ fn a_refused_first_save_stops_before_any_model_call_and_hands_back_the_checkpoin
     assert_eq!(cp.messages[0].text(), "Plan", "the run so far: the user's message");
     assert_eq!(model.calls(), 0, "nothing paid for that could not be saved");
     assert!(
-        err.to_string().starts_with("saver: checkpoint for key \"s\" is "),
+        err.to_string()
+            .starts_with("saver: checkpoint for key \"s#~0000000001\" is "),
         "{err}"
     );
 }
@@ -131,7 +142,7 @@ fn a_model_failure_saves_the_progress_made_before_it() {
         block_on(agent.session(&saver, "f").reply("yes")),
         Err(AgentError::Model { .. })
     ));
-    let saved = block_on(saver.get("f")).unwrap().unwrap();
+    let saved = stored(&agent, &saver, "f").unwrap();
     assert!(!saved.is_interrupted(), "the answer is in the saved checkpoint");
     let done = block_on(agent.session(&saver, "f").reply(""))
         .unwrap()

@@ -10,6 +10,7 @@
 use std::future::Future;
 
 use serde_json::{Value, json};
+use wasm_bindgen::JsValue;
 use worker::{Method, ObjectNamespace, Request, RequestInit, Response, Storage, Stub};
 
 use crate::checkpoint::CheckpointSummary;
@@ -97,7 +98,7 @@ impl Saver for DurableObjectSaver {
         summary: &CheckpointSummary,
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let summary = crate::json::to_string(summary).unwrap_or_default();
+        let summary = summary.to_stored();
         async move {
             let body = json!({"op": "put", "key": key, "value": value, "summary": summary, "condition": condition_json(condition)});
             self.call(body).await.map(|_| ())
@@ -106,6 +107,18 @@ impl Saver for DurableObjectSaver {
 
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
         async move { self.call(json!({"op": "delete", "key": key})).await.map(|_| ()) }
+    }
+
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move {
+            let out = self.call(json!({"op": "getMany", "keys": keys})).await?;
+            let values = out.get("values").and_then(Value::as_array).cloned().unwrap_or_default();
+            Ok(keys
+                .iter()
+                .enumerate()
+                .map(|(i, _)| values.get(i).and_then(Value::as_str).map(str::to_owned))
+                .collect())
+        }
     }
 
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
@@ -171,6 +184,7 @@ pub async fn serve(storage: &Storage, mut req: Request) -> worker::Result<Respon
             .await
             .map(|v| json!({"value": v})),
         Some("put") => put(storage, key, &body).await,
+        Some("getMany") => get_many(storage, &body).await,
         Some("delete") => storage
             .delete_multiple(vec![format!("v:{key}"), format!("s:{key}")])
             .await
@@ -194,6 +208,28 @@ pub async fn serve(storage: &Storage, mut req: Request) -> worker::Result<Respon
         other => Ok(json!({"error": format!("unknown operation {other:?}"), "code": "BACKEND"})),
     };
     reply(answer.unwrap_or_else(|e| json!({"error": e.to_string(), "code": "BACKEND"})))
+}
+
+/// Keys read at once: a storage `get` takes at most 128.
+const GET_MANY_MAX: usize = 128;
+
+async fn get_many(storage: &Storage, body: &Value) -> worker::Result<Value> {
+    let keys: Vec<String> = body
+        .get("keys")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|k| Some(format!("v:{}", k.as_str()?)))
+        .collect();
+    let mut values = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(GET_MANY_MAX) {
+        let found = storage.get_multiple(chunk.to_vec()).await?;
+        for k in chunk {
+            let v = found.get(&JsValue::from_str(k));
+            values.push(v.as_string().map_or(Value::Null, Value::from));
+        }
+    }
+    Ok(json!({ "values": values }))
 }
 
 async fn put(storage: &Storage, key: &str, body: &Value) -> worker::Result<Value> {

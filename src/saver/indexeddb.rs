@@ -311,7 +311,7 @@ impl Saver for IndexedDbSaver {
         summary: &CheckpointSummary,
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let summary = crate::json::to_string(summary).unwrap_or_default();
+        let summary = summary.to_stored();
         async move {
             let db = self.database().await?;
             let tx = self.transaction(&db, true)?;
@@ -335,6 +335,21 @@ impl Saver for IndexedDbSaver {
                 .put_with_key(&summary.into(), &k)
                 .map_err(|e| backend(&e))?;
             committed(&tx, key).await
+        }
+    }
+
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move {
+            let db = self.database().await?;
+            let tx = self.transaction(&db, false)?;
+            let store = Self::store(&tx, &self.options.store_name)?;
+            // Every request is issued before any is awaited: one transaction, one round trip.
+            let requests: Vec<_> = keys.iter().map(|k| store.get(&k.as_str().into())).collect();
+            let mut out = Vec::with_capacity(keys.len());
+            for r in requests {
+                out.push(result_of(r).await?.as_string());
+            }
+            Ok(out)
         }
     }
 

@@ -50,6 +50,13 @@ impl KvBackend for KvStore {
         async move { self.get(key).text().await.map_err(backend) }
     }
 
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move {
+            let mut found = self.get_bulk(keys).text().await.map_err(backend)?;
+            Ok(keys.iter().map(|k| found.remove(k).flatten()).collect())
+        }
+    }
+
     fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend {
         async move {
             let (value, metadata) = self.get(key).text_with_metadata::<Value>().await.map_err(backend)?;
@@ -102,6 +109,14 @@ impl KvBackend for KvStore {
 }
 
 impl Saver for KvSaver {
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        self.0.get_many(keys)
+    }
+
+    fn min_write_interval_ms(&self) -> u64 {
+        self.0.min_write_interval_ms()
+    }
+
     fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
         self.0.get_text(key)
     }

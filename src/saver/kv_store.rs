@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::checkpoint::CheckpointSummary;
 use crate::error::SaverError;
@@ -21,8 +21,14 @@ pub const KV_MAX_METADATA_BYTES: usize = 1024;
 /// KV's shortest `expirationTtl`, in seconds.
 pub const KV_MIN_TTL_SECONDS: u64 = 60;
 
-/// Marks metadata written by this library, so a listing skips keys other code put under the prefix.
+/// Marks metadata written by earlier releases, so a listing skips keys other code put under the prefix.
 const MARK: &str = "resumableAgent";
+/// Marks the compact metadata this release writes.
+const COMPACT_MARK: &str = "ra";
+/// Keys a bulk read takes at most.
+const KV_BULK_KEYS: usize = 100;
+/// KV accepts one write per second to a key.
+pub const KV_WRITE_INTERVAL_MS: u64 = 1000;
 
 /// Options of a KV saver.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,40 +88,26 @@ impl KvOptions {
     }
 }
 
-/// The summary as KV metadata, within KV's 1024-byte limit (a long question is shortened).
+/// The summary as KV metadata (its compact form, marked), within KV's 1024-byte limit (a long question is
+/// shortened).
 pub(crate) fn metadata(summary: &CheckpointSummary) -> Value {
-    let mut m = Map::new();
-    m.insert(MARK.into(), Value::from(1));
-    if let Some(id) = &summary.run_id {
-        m.insert("runId".into(), id.clone().into());
+    let mut s = summary.clone();
+    s.label = s.label.map(|l| shorten(&l, 64));
+    let question = s.question.take();
+    let mut value: Value = serde_json::from_str(&s.to_stored()).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut value {
+        m.insert(COMPACT_MARK.into(), Value::from(2));
     }
-    if let Some(t) = summary.updated_at {
-        m.insert("updatedAt".into(), t.into());
-    }
-    m.insert("iterations".into(), summary.iterations.into());
-    m.insert("inputTokens".into(), summary.usage.input_tokens.into());
-    m.insert("outputTokens".into(), summary.usage.output_tokens.into());
-    m.insert("interrupted".into(), summary.interrupted.into());
-    m.insert("messageCount".into(), summary.message_count.into());
-    if let Some(step) = summary.step {
-        m.insert("step".into(), step.into());
-    }
-    if let Some(p) = summary.parent_step {
-        m.insert("parentStep".into(), p.into());
-    }
-    if let Some(l) = &summary.label {
-        m.insert("label".into(), shorten(l, 64).into());
-    }
-    let mut value = Value::Object(m);
-    if let Some(q) = &summary.question {
+    if let Some(q) = question {
         let room = KV_MAX_METADATA_BYTES.saturating_sub(value.to_string().len() + 32);
         let mut question = q.clone();
-        if crate::json::to_string(q).map_or(usize::MAX, |s| s.len()) > room {
-            question = shorten(q, room / 6); // worst case: every char escaped as \uXXXX
+        if crate::json::to_string(&q).map_or(usize::MAX, |s| s.len()) > room {
+            question = shorten(&q, room / 6); // worst case: every char escaped as \uXXXX
             question.push('…');
         }
         if let Value::Object(m) = &mut value {
-            m.insert("question".into(), question.into());
+            m.insert("q".into(), question.into());
+            m.insert("x".into(), true.into());
         }
     }
     value
@@ -128,8 +120,12 @@ fn shorten(s: &str, max_chars: usize) -> String {
 /// A listing entry from a key's name and metadata; `None` for keys this library did not write.
 pub(crate) fn entry(options: &KvOptions, name: &str, metadata: Option<&Value>) -> Option<SavedCheckpoint> {
     let m = metadata?.as_object()?;
-    m.get(MARK)?;
     let key = name.strip_prefix(options.prefix.as_str())?.to_owned();
+    if m.contains_key(COMPACT_MARK) {
+        let summary: CheckpointSummary = serde_json::from_str(&Value::Object(m.clone()).to_string()).ok()?;
+        return Some(SavedCheckpoint { key, summary });
+    }
+    m.get(MARK)?;
     let u64_of = |k: &str| m.get(k).and_then(Value::as_u64);
     let summary = CheckpointSummary {
         run_id: m.get("runId").and_then(Value::as_str).map(str::to_owned),
@@ -162,6 +158,17 @@ pub(crate) struct KvPage {
 /// The four raw operations of a KV namespace; everything else about saving lives in [`KvStoreSaver`].
 pub(crate) trait KvBackend: MaybeSend + MaybeSync {
     fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend;
+    /// The texts of up to 100 keys in one bulk read (one operation of a Worker's budget); a backend without
+    /// bulk reads reads them one by one.
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move {
+            let mut out = Vec::with_capacity(keys.len());
+            for k in keys {
+                out.push(self.get_text(k).await?);
+            }
+            Ok(out)
+        }
+    }
     /// The metadata stored with `key` (`Some(None)`: a value without metadata; `None`: nothing stored).
     fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend;
     fn put_text(
@@ -258,6 +265,24 @@ impl<B: KvBackend> Saver for KvStoreSaver<B> {
     fn max_value_bytes(&self) -> Option<usize> {
         Some(KV_MAX_VALUE_BYTES)
     }
+
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move {
+            let mut out = Vec::with_capacity(keys.len());
+            for chunk in keys.chunks(KV_BULK_KEYS) {
+                let full: Vec<String> = chunk
+                    .iter()
+                    .map(|k| self.options.full_key(k))
+                    .collect::<Result<_, _>>()?;
+                out.extend(self.backend.get_many(&full).await?);
+            }
+            Ok(out)
+        }
+    }
+
+    fn min_write_interval_ms(&self) -> u64 {
+        KV_WRITE_INTERVAL_MS
+    }
 }
 
 #[cfg(test)]
@@ -321,7 +346,7 @@ mod tests {
                 "{} bytes",
                 m.to_string().len()
             );
-            assert!(m["question"].as_str().unwrap().ends_with('…'));
+            assert!(m["q"].as_str().unwrap().ends_with('…'));
         }
     }
 

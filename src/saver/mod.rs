@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{Checkpoint, CheckpointSummary};
 use crate::error::SaverError;
-use crate::platform::{MaybeSend, MaybeSync};
+use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
 
 // Used by the `kv` and `js` features; compiled (and unit-tested) everywhere.
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
@@ -153,6 +153,34 @@ pub trait Saver: MaybeSend + MaybeSync {
         false
     }
 
+    /// The texts stored under `keys`, in order (`None` where nothing is stored). The default reads them one by
+    /// one; a store that can read several in one round trip (Workers KV's bulk get, one Durable Object request,
+    /// one IndexedDB transaction) does. A session reads its log with it.
+    ///
+    /// # Errors
+    /// The store's own.
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move {
+            let mut out = Vec::with_capacity(keys.len());
+            for key in keys {
+                out.push(self.get_text(key).await?);
+            }
+            Ok(out)
+        }
+    }
+
+    /// The shortest time, in ms, between two writes of one key the store allows (Workers KV: 1000); 0 when it
+    /// has no such rule. A session never writes a key again sooner: its steps go to keys written once.
+    fn min_write_interval_ms(&self) -> u64 {
+        0
+    }
+
+    /// False for a store that takes only checkpoints (a saver of JS objects): a session then stores each step
+    /// as a whole checkpoint, as releases before the step log did, instead of a record of what changed.
+    fn stores_records(&self) -> bool {
+        true
+    }
+
     /// The largest value the store accepts, in bytes, when it has a limit.
     fn max_value_bytes(&self) -> Option<usize> {
         None
@@ -214,6 +242,71 @@ pub trait Saver: MaybeSend + MaybeSync {
     /// True when something is stored under `key`.
     fn exists(&self, key: &str) -> impl Future<Output = Result<bool, SaverError>> + MaybeSend {
         async move { Ok(self.get_text(key).await?.is_some()) }
+    }
+}
+
+/// A [`Saver`] behind a pointer (`&dyn DynSaver`), for code that works with any saver and is compiled once:
+/// every [`Saver`] is one. Its futures are boxed.
+pub trait DynSaver: MaybeSend + MaybeSync {
+    /// [`Saver::get_text`].
+    fn get_text_dyn<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<String>, SaverError>>;
+    /// [`Saver::put_text`].
+    fn put_text_dyn<'a>(
+        &'a self,
+        key: &'a str,
+        value: String,
+        summary: &'a CheckpointSummary,
+        condition: Condition,
+    ) -> BoxFuture<'a, Result<(), SaverError>>;
+    /// [`Saver::delete`].
+    fn delete_dyn<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), SaverError>>;
+    /// [`Saver::list`].
+    fn list_dyn<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<SavedCheckpoint>, SaverError>>;
+    /// [`Saver::get_many`].
+    fn get_many_dyn<'a>(&'a self, keys: &'a [String]) -> BoxFuture<'a, Result<Vec<Option<String>>, SaverError>>;
+    /// [`Saver::compare_and_set`].
+    fn compare_and_set_dyn(&self) -> bool;
+    /// [`Saver::max_value_bytes`].
+    fn max_value_bytes_dyn(&self) -> Option<usize>;
+    /// [`Saver::min_write_interval_ms`].
+    fn min_write_interval_ms_dyn(&self) -> u64;
+    /// [`Saver::stores_records`].
+    fn stores_records_dyn(&self) -> bool;
+}
+
+impl<S: Saver> DynSaver for S {
+    fn get_text_dyn<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<String>, SaverError>> {
+        Box::pin(self.get_text(key))
+    }
+    fn put_text_dyn<'a>(
+        &'a self,
+        key: &'a str,
+        value: String,
+        summary: &'a CheckpointSummary,
+        condition: Condition,
+    ) -> BoxFuture<'a, Result<(), SaverError>> {
+        Box::pin(put_checked(self, key, value, summary, condition))
+    }
+    fn delete_dyn<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), SaverError>> {
+        Box::pin(self.delete(key))
+    }
+    fn list_dyn<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<SavedCheckpoint>, SaverError>> {
+        Box::pin(self.list(prefix))
+    }
+    fn get_many_dyn<'a>(&'a self, keys: &'a [String]) -> BoxFuture<'a, Result<Vec<Option<String>>, SaverError>> {
+        Box::pin(self.get_many(keys))
+    }
+    fn compare_and_set_dyn(&self) -> bool {
+        self.compare_and_set()
+    }
+    fn max_value_bytes_dyn(&self) -> Option<usize> {
+        self.max_value_bytes()
+    }
+    fn min_write_interval_ms_dyn(&self) -> u64 {
+        self.min_write_interval_ms()
+    }
+    fn stores_records_dyn(&self) -> bool {
+        self.stores_records()
     }
 }
 
@@ -289,6 +382,12 @@ impl Saver for MemorySaver {
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
         self.entries().remove(key);
         std::future::ready(Ok(()))
+    }
+
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        let entries = self.entries();
+        let out = keys.iter().map(|k| entries.get(k).map(|(v, _)| v.clone())).collect();
+        std::future::ready(Ok(out))
     }
 
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {

@@ -38,6 +38,7 @@ use crate::interrupt::{OnExpire, Resume};
 use crate::model::{Model, ModelRequest, ModelResponse, ToolDefinition};
 use crate::platform::MaybeSend;
 use crate::run::DEFAULT_MAX_ITERATIONS;
+use crate::saver::Saver;
 use crate::session::{SessionOptions, Thread, Turn, run_session};
 
 fn invalid_option(path: &str, what: &str, got: &JsValue) -> JsValue {
@@ -356,6 +357,7 @@ impl Parts {
             rules: prepared.rules.clone(),
             initial_state: prepared.state.clone(),
             keys: None,
+            binding: None,
         };
         if let Some(keys) = keys_of(spec) {
             config.set_keys(keys).map_err(|e| agent_error(e, None))?;
@@ -435,6 +437,50 @@ struct JsEvents {
 impl EventSink for JsEvents {
     fn event(&mut self, event: &Event<'_>) {
         let _ = self.callback.call1(&JsValue::UNDEFINED, &to_js(event));
+    }
+
+    fn sequenced(&mut self, seq: Option<u64>, event: &Event<'_>) {
+        match seq {
+            Some(seq) => {
+                let _ = self.callback.call1(&JsValue::UNDEFINED, &numbered(event, seq));
+            }
+            None => self.event(event),
+        }
+    }
+}
+
+/// A session's event with its number, as JS gets it: `{ type, …, seq }`.
+fn numbered(event: &Event<'_>, seq: u64) -> JsValue {
+    let mut text = event.to_json();
+    if text.ends_with('}') {
+        text.pop();
+        text.push_str(&format!(",\"seq\":{seq}}}"));
+    }
+    js_sys::JSON::parse(&text).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Deletes keys a store with a write interval (Workers KV) could not delete at once, once it allows it: in
+/// a task of its own, handed to the session's `waitUntil` when given (a Worker's `ctx.waitUntil` keeps the
+/// isolate alive for it).
+fn delete_later(saver_spec: &JsValue, saver: &JsValue, keys: Vec<String>, session: &JsValue) {
+    if keys.is_empty() {
+        return;
+    }
+    let (saver_spec, saver) = (saver_spec.clone(), saver.clone());
+    let task = async move {
+        if let Ok(store) = AnySaver::from_js(&saver_spec, &saver) {
+            let wait = store.min_write_interval_ms() + 250;
+            crate::platform::sleep_until(crate::platform::now_ms() + wait).await;
+            for key in keys {
+                let _ = store.delete(&key).await;
+            }
+        }
+        Ok(JsValue::UNDEFINED)
+    };
+    let promise = future_to_promise(task);
+    let wait_until = get(session, "waitUntil");
+    if let Some(f) = wait_until.dyn_ref::<Function>() {
+        let _ = f.call1(&JsValue::UNDEFINED, &promise);
     }
 }
 
@@ -592,6 +638,7 @@ pub fn run_session_js(
         };
         let CallOptions { events, signal } = CallOptions::read(&options, &what)?;
         let timeout = saver_timeout(&session)?;
+        let session_js = session.clone();
         let session = session_options(&session)?;
         let parts = Parts::build(&spec)?;
         let any = AnySaver::from_js(&saver_spec, &saver)?;
@@ -619,6 +666,8 @@ pub fn run_session_js(
             Some(&aborted),
         )
         .await;
+        delete_later(&saver_spec, &saver, ran.leftover, &session_js);
+        let ran = ran.outcome;
         let cause = match &ran {
             Ok(_) => None,
             Err(AgentError::Saver { .. }) => any.cause(),
@@ -654,8 +703,8 @@ pub fn session_op(
         let thread = Thread {
             saver: &store,
             id: &id,
-            options: SessionOptions::default(),
-            codec,
+            config: &parts.config,
+            max_history: session_options(&session)?.max_history,
         };
         let step = |v: &JsValue, what: &str| -> Result<Option<u64>, JsValue> {
             if v.is_undefined() || v.is_null() {
@@ -702,12 +751,53 @@ pub fn session_op(
                 checkpoint_out(codec, &thread.save(&cp).await.map_err(fail)?).await
             }
             "delete" => {
-                thread.delete().await.map_err(fail)?;
+                let leftover = thread.delete().await.map_err(fail)?;
+                delete_later(&saver_spec, &saver, leftover, &session);
                 Ok(JsValue::UNDEFINED)
+            }
+            "replay" => {
+                let after = match &a {
+                    v if v.is_undefined() || v.is_null() => None,
+                    v => Some(
+                        v.as_f64()
+                            .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= 9_007_199_254_740_991.0)
+                            .ok_or_else(|| {
+                                config_error(format!(
+                                    "replay({{ after }}): expected a non-negative integer (an event's seq), got {}",
+                                    describe(v)
+                                ))
+                            })? as u64,
+                    ),
+                };
+                let mut collected = Collect(Array::new());
+                let replayed = thread.replay(after, &mut collected).await.map_err(fail)?;
+                Ok(fields(&[
+                    ("events", collected.0.into()),
+                    ("running", replayed.running.into()),
+                    ("last", JsValue::from_f64(replayed.last as f64)),
+                ]))
             }
             other => Err(config_error(format!("unknown session operation {other:?}"))),
         }
     })
+}
+
+/// Collects numbered events as JS objects.
+struct Collect(Array);
+
+impl EventSink for Collect {
+    fn event(&mut self, event: &Event<'_>) {
+        self.0.push(&to_js(event));
+    }
+
+    fn sequenced(&mut self, seq: Option<u64>, event: &Event<'_>) {
+        match seq {
+            Some(seq) => {
+                self.0.push(&numbered(event, seq));
+            }
+            None => self.event(event),
+        }
+    }
 }
 
 /// A history entry as JS sees it: `{ id, parentId?, step, label?, createdAt, interrupted, question?,

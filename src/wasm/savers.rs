@@ -32,6 +32,8 @@ extern "C" {
     pub(crate) type KvNamespace;
     #[wasm_bindgen(method, catch, js_name = get)]
     fn kv_get(this: &KvNamespace, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = get)]
+    fn kv_get_bulk(this: &KvNamespace, keys: &Array, kind: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = getWithMetadata)]
     fn kv_get_with_metadata(this: &KvNamespace, key: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = put)]
@@ -99,6 +101,32 @@ impl KvBackend for KvNamespace {
         async move {
             let v = settle(returned).await.map_err(|e| js_backend(&e))?;
             Ok(v.as_string())
+        }
+    }
+
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        let array: Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
+        let returned = self.kv_get_bulk(&array, "text");
+        async move {
+            // A binding with bulk reads answers a Map; a stand-in without them (`get` of an array) anything
+            // else: then the keys are read one by one.
+            let bulk = match returned {
+                Ok(p) => settle(Ok(p)).await.ok().and_then(|v| v.dyn_into::<Map>().ok()),
+                Err(_) => None,
+            };
+            match bulk {
+                Some(map) => Ok(keys
+                    .iter()
+                    .map(|k| map.get(&JsValue::from_str(k)).as_string())
+                    .collect()),
+                None => {
+                    let mut out = Vec::with_capacity(keys.len());
+                    for k in keys {
+                        out.push(self.get_text(k).await?);
+                    }
+                    Ok(out)
+                }
+            }
         }
     }
 
@@ -201,7 +229,7 @@ impl Saver for MapSaver {
             .entry(key)
             .map(|(_, s)| serde_json::from_str::<CheckpointSummary>(&s).unwrap_or_default());
         let done = if condition.allows(current.as_ref()) {
-            let summary = crate::json::to_string(summary).unwrap_or_default();
+            let summary = summary.to_stored();
             self.map.set(&key.into(), &Array::of2(&value.into(), &summary.into()));
             Ok(())
         } else {
@@ -213,6 +241,10 @@ impl Saver for MapSaver {
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
         self.map.delete(&key.into());
         std::future::ready(Ok(()))
+    }
+
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        std::future::ready(Ok(keys.iter().map(|k| self.entry(k).map(|(v, _)| v)).collect()))
     }
 
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
@@ -415,6 +447,15 @@ impl Saver for AnySaver {
     fn max_value_bytes(&self) -> Option<usize> {
         each!(self, s => s.max_value_bytes())
     }
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move { each!(self, s => s.get_many(keys).await) }
+    }
+    fn min_write_interval_ms(&self) -> u64 {
+        each!(self, s => s.min_write_interval_ms())
+    }
+    fn stores_records(&self) -> bool {
+        each!(self, s => s.stores_records())
+    }
 }
 
 /// A saver whose every operation fails with [`SaverError::Timeout`] after `ms` (a session's `timeoutMs`): a
@@ -493,6 +534,16 @@ impl Saver for Timed<'_> {
     fn max_value_bytes(&self) -> Option<usize> {
         self.inner.max_value_bytes()
     }
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        let first = keys.first().cloned().unwrap_or_default();
+        async move { self.within("get", &first, self.inner.get_many(keys)).await }
+    }
+    fn min_write_interval_ms(&self) -> u64 {
+        self.inner.min_write_interval_ms()
+    }
+    fn stores_records(&self) -> bool {
+        self.inner.stores_records()
+    }
 }
 
 /// `saverAbout(spec)`: `{ compareAndSet, maxValueBytes? }` of a built-in saver.
@@ -508,6 +559,11 @@ pub fn saver_about(spec: JsValue) -> Result<JsValue, JsValue> {
                 .map_or(JsValue::UNDEFINED, |n| JsValue::from_f64(n as f64)),
         ),
     ]))
+}
+
+/// True for a checkpoint a session stored whole with its log member (`{"log":…, …}`).
+fn is_log_record(text: &str) -> bool {
+    text.starts_with("{\"log\":")
 }
 
 /// A put's condition from JS: `undefined`, `{ ifAbsent: true }` or `{ ifStep: n }`.
@@ -548,11 +604,17 @@ pub fn saver_call(spec: JsValue, op: &str, key: JsValue, value: JsValue, conditi
                     return Ok(JsValue::NULL);
                 };
                 match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
-                    // A sealed checkpoint is kept and handed back as it is: only its agent can open it.
+                    // A sealed checkpoint is kept and handed back as it is: only its agent can open it. So is
+                    // a session step kept whole (its `log` member with it).
                     Text::Sealed(_) => Ok(parse_js(&JsValue::from_str(&text)).unwrap_or(JsValue::NULL)),
-                    Text::Plain(cp) => cp
-                        .map(|cp| to_js(&cp))
-                        .map_err(|source| saver_error(SaverError::Corrupt { key: k, source })),
+                    Text::Plain(Ok(_)) if is_log_record(&text) => {
+                        Ok(parse_js(&JsValue::from_str(&text)).unwrap_or(JsValue::NULL))
+                    }
+                    Text::Plain(Ok(cp)) => Ok(to_js(&cp)),
+                    Text::Plain(Err(_)) if crate::session::is_session_value(&text) => {
+                        Err(saver_error(SaverError::NotCheckpoint { key: k }))
+                    }
+                    Text::Plain(Err(source)) => Err(saver_error(SaverError::Corrupt { key: k, source })),
                 }
             }
             "put" => {
@@ -568,7 +630,14 @@ pub fn saver_call(spec: JsValue, op: &str, key: JsValue, value: JsValue, conditi
                     }
                     Text::Plain(cp) => {
                         let cp = cp.map_err(|e| agent_error(e.into(), None))?;
-                        saver.put_if(&k, &cp, condition).await.map_err(saver_error)?;
+                        if is_log_record(&text) {
+                            // A session's step kept whole: its `log` member goes with it.
+                            crate::saver::put_checked(&saver, &k, text, &cp.summary(), condition)
+                                .await
+                                .map_err(saver_error)?;
+                        } else {
+                            saver.put_if(&k, &cp, condition).await.map_err(saver_error)?;
+                        }
                     }
                 }
                 Ok(JsValue::UNDEFINED)
@@ -725,6 +794,11 @@ impl Saver for JsSaver {
     fn compare_and_set(&self) -> bool {
         get(&self.object, "compareAndSet").as_bool() == Some(true)
     }
+
+    fn stores_records(&self) -> bool {
+        // It stores checkpoint objects, and lists summaries it makes of them.
+        false
+    }
 }
 
 // ---- a store written in JS at the text level -----------------------------------------------------------
@@ -748,6 +822,8 @@ extern "C" {
     fn delete_js(this: &TextStoreLike, key: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = list)]
     fn list_js(this: &TextStoreLike, prefix: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = getMany)]
+    fn get_many_js(this: &TextStoreLike, keys: &Array) -> Result<JsValue, JsValue>;
 
     #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
     fn parse_js(text: &JsValue) -> Result<JsValue, JsValue>;
@@ -798,7 +874,7 @@ impl Saver for JsTextStore {
         summary: &CheckpointSummary,
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let summary = crate::json::to_string(summary).unwrap_or_default();
+        let summary = summary.to_stored();
         let returned = self.store.put_text_js(key, &value, &summary, &condition_js(condition));
         async move {
             settle(returned)
@@ -846,5 +922,41 @@ impl Saver for JsTextStore {
 
     fn max_value_bytes(&self) -> Option<usize> {
         get(&self.store, "maxValueBytes").as_f64().map(|n| n as usize)
+    }
+
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        // `getMany(keys)` is optional: a store that has it reads a session's records in one call.
+        let has = get(&self.store, "getMany").is_function();
+        let returned = has.then(|| {
+            self.store
+                .get_many_js(&keys.iter().map(|k| JsValue::from_str(k)).collect())
+        });
+        async move {
+            match returned {
+                Some(r) => {
+                    let v = settle(r)
+                        .await
+                        .map_err(|e| self.failed(e, keys.first().map_or("", String::as_str), Condition::Any))?;
+                    let array = Array::from(&v);
+                    if array.length() as usize != keys.len() {
+                        return Err(SaverError::Backend {
+                            message: format!(
+                                "getMany(keys) answered {} values for {} keys",
+                                array.length(),
+                                keys.len()
+                            ),
+                        });
+                    }
+                    Ok(array.iter().map(|v| v.as_string()).collect())
+                }
+                None => {
+                    let mut out = Vec::with_capacity(keys.len());
+                    for k in keys {
+                        out.push(self.get_text(k).await?);
+                    }
+                    Ok(out)
+                }
+            }
+        }
     }
 }

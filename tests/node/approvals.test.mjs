@@ -152,7 +152,7 @@ describe('events', () => {
     assert.deepEqual(events[6], { type: 'tool-result', id: 'l1', toolName: 'lookup', content: 'v-a' });
     const viaCallback = [];
     await agent({ tools: gatedTools([]), model: threeSteps() }).prompt('go', { onEvent: (e) => viaCallback.push(e.type) });
-    assert.deepEqual(viaCallback, events.slice(0, -1).map((e) => e.type));
+    assert.deepEqual(viaCallback, events.map((e) => e.type), 'a callback gets the same events, done last');
   });
 
   test('resuming from any checkpoint event gives the same final transcript', async () => {
@@ -184,6 +184,15 @@ describe('events', () => {
     assert.match(last.error.message, /overloaded/);
     assert.equal(last.checkpoint.messages.length, 3);
     await assert.rejects(s.result, (e) => e.name === 'ModelError' && e.checkpoint.messages.length === 3);
+    // The same as a callback of prompt(): the error is its last event (issue 21: it used to be missing).
+    n = 0;
+    const seen = [];
+    const err = await agent({ tools: gatedTools([]), model }).prompt('go', { onEvent: (e) => seen.push(e) }).catch((e) => e);
+    assert.equal(err.name, 'ModelError');
+    assert.equal(seen.at(-1).type, 'error');
+    assert.equal(seen.at(-1).error.name, 'ModelError');
+    assert.equal(seen.at(-1).checkpoint.messages.length, 3);
+    assert.deepEqual(seen.map((e) => e.type), events.map((e) => e.type));
   });
 
   test('leaving the loop early stops the run at its next step; signal does the same for prompt()', async () => {

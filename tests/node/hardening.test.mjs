@@ -7,9 +7,25 @@ import { createServer } from 'node:http';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
-  agent, scriptedModel, defineTool, InterruptError, memorySaver, memoryUsage, openai, anthropic,
+  agent, scriptedModel, defineTool, InterruptError, memorySaver, memoryUsage, openai, anthropic, textStoreSaver,
   CheckpointError, ConfigError, ModelError, SaverError, ReleasedError, DecisionError, listSessions,
 } from 'resumable-agent';
+
+/** A text store over a Map the test can read and edit behind the saver's back. */
+function rawStore() {
+  const map = new Map();
+  const saver = textStoreSaver({
+    compareAndSet: true,
+    async getText(key) { return map.get(key)?.value ?? null; },
+    async putText(key, value, summary, condition) {
+      if (condition?.ifAbsent && map.has(key)) throw Object.assign(new Error('taken'), { code: 'CONFLICT' });
+      map.set(key, { value, summary });
+    },
+    async delete(key) { map.delete(key); },
+    async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)).sort().map(([key, { summary }]) => ({ key, summary })); },
+  });
+  return { map, saver };
+}
 
 const KEYS = { current: 'k2', keys: { k1: 'first secret, rotated out', k2: 'second secret, signs today' } };
 const toolUse = (id, name, input) => ({ type: 'tool_use', id, name, input });
@@ -143,11 +159,14 @@ describe('sealed checkpoints', () => {
 
   test('a sealed session keeps envelopes in the saver; its listing shows no question', async () => {
     const { a } = counted({ checkpointKeys: KEYS, sealed: true });
-    const saver = memorySaver();
+    const { map, saver } = rawStore();
     const s = a.session(saver, 'user-1');
     await s.prompt('My card is 4242.');
-    const stored = await saver.get('user-1');
-    assert.deepEqual(Object.keys(stored), ['version', 'kid', 'sealed']);
+    // Every step record is an envelope; nothing stored shows the conversation or the question.
+    const records = [...map.keys()].filter((k) => k.includes('#~'));
+    assert.ok(records.length >= 3, records.join());
+    for (const k of records) assert.deepEqual(Object.keys(JSON.parse(map.get(k).value)), ['version', 'kid', 'sealed'], k);
+    for (const [k, { value, summary }] of map) assert.ok(!/4242|When\?/.test(value + summary), `${k} leaks: ${value.slice(0, 200)}`);
     const [head] = await listSessions(saver);
     assert.equal(head.interrupted, true);
     assert.equal(head.question, undefined);
@@ -157,17 +176,20 @@ describe('sealed checkpoints', () => {
 
   test('a session refuses a stored checkpoint that was changed, and will not save an unsigned one', async () => {
     const { a, calls } = counted({ checkpointKeys: KEYS });
-    const saver = memorySaver();
+    const { map, saver } = rawStore();
     const s = a.session(saver, 'u2', { keepCompleted: true });
     await s.prompt('Plan.');
-    const stored = await saver.get('u2');
-    stored.toolResults[0].content = 'forged';
-    await saver.put('u2', stored);
+    const stored = await s.checkpoint();
+    // Behind the saver's back: the lookup's result, in the step record that holds it, is changed.
+    const [key, entry] = [...map].find(([k, { value }]) => k.includes('#~') && value.includes('v-a'));
+    map.set(key, { ...entry, value: entry.value.replace('v-a', 'v-forged') });
     const before = { ...calls };
     await refused(s.reply('Friday'), 'SIGNATURE');
+    map.set(key, entry);
     delete stored.signature;
     await refused(s.save(stored), 'SIGNATURE');
     assert.deepEqual(calls, before);
+    assert.equal((await s.reply('Friday')).text, 'Done.', 'the untouched session continues');
   });
 
   test('key configuration mistakes are ConfigErrors that never show a secret', () => {
@@ -331,10 +353,10 @@ describe('savers', () => {
           if (e.checkpoint) {
             for (let i = 0; ; i += 1) {
               assert.ok(i < 50);
-              try { await s.save(e.checkpoint); break; } catch (again) { assert.ok(again instanceof SaverError); }
+              try { await s.save(e.checkpoint); break; } catch (again) { assert.ok(again instanceof SaverError, `${again.name}: ${again.message}`); }
             }
           }
-          const saved = await inner.exists(`s${n}`);
+          const saved = (await a.session(inner, `s${n}`).checkpoint()) !== null;
           next = saved || e.checkpoint ? () => s.resume() : () => s.prompt('Plan.');
         }
       }

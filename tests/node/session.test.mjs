@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, isInterrupted,
+  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, isInterrupted, listSessions,
   SessionNotFoundError, SessionBusyError, SaverError, ModelError, ConfigError,
 } from 'resumable-agent';
 
@@ -28,12 +28,13 @@ test('prompt saves a paused run, reply completes it and deletes it', async () =>
   const saver = memorySaver();
   const r1 = await agent(config).session(saver, 's1').prompt('the app');
   assert.equal(r1.question, 'Your deadline?');
-  const saved = await saver.get('s1');
+  const saved = await agent(config).session(saver, 's1').checkpoint();
   assert.equal(saved.pendingToolUseId, 'q1');
-  assert.deepEqual(saved, r1.checkpoint, 'the saved value is the checkpoint, nothing else');
+  assert.deepEqual(saved, r1.checkpoint, 'what a later request reads is the checkpoint, nothing else');
   const r2 = await agent(config).session(saver, 's1').reply('Q2');
   assert.equal(r2.text, 'Plan for the app due Q2.');
-  assert.equal(await saver.get('s1'), null);
+  assert.equal(await agent(config).session(saver, 's1').checkpoint(), null);
+  assert.deepEqual(await saver.list(), [], 'every key of the session is gone');
 });
 
 test('keepCompleted keeps the checkpoint; prompt then continues the conversation', async () => {
@@ -42,10 +43,10 @@ test('keepCompleted keeps the checkpoint; prompt then continues the conversation
   assert.equal(s.id, 'k');
   await s.prompt('the app');
   const done = await s.reply('Q3');
-  assert.deepEqual(await saver.get('k'), done.checkpoint);
+  assert.deepEqual(await s.checkpoint(), done.checkpoint);
   const more = await s.prompt('budget is 10k');
   assert.equal(more.text, 'Noted: budget is 10k.');
-  assert.equal((await saver.get('k')).messages.length, 6);
+  assert.equal((await s.checkpoint()).messages.length, 6);
 });
 
 test('typed errors: reply to an unknown session, prompt on a paused one', async () => {
@@ -55,11 +56,11 @@ test('typed errors: reply to an unknown session, prompt on a paused one', async 
   assert.equal(e1.sessionId, 'nope');
   assert.equal(e1.message, 'session "nope" not found');
   await agent(config).session(saver, 'b').prompt('one');
-  const before = await saver.get('b');
+  const before = [await saver.list(), await agent(config).session(saver, 'b').checkpoint()];
   const e2 = await agent(config).session(saver, 'b').prompt('two').catch((e) => e);
   assert.ok(e2 instanceof SessionBusyError);
   assert.equal(e2.question, 'Your deadline?');
-  assert.deepEqual(await saver.get('b'), before, 'the paused session is untouched');
+  assert.deepEqual([await saver.list(), await agent(config).session(saver, 'b').checkpoint()], before, 'the paused session is untouched');
   assert.throws(() => agent(config).session({}, 'x'), ConfigError);
   assert.throws(() => agent(config).session(saver, ''), ConfigError);
 });
@@ -84,7 +85,7 @@ test('a failing model saves the progress, and a saver failure hands back the che
   await agent(flaky).session(saver, 'f').prompt('the app');
   const err = await agent(flaky).session(saver, 'f').reply('Q4').catch((e) => e);
   assert.ok(err instanceof ModelError);
-  const saved = await saver.get('f');
+  const saved = await agent(flaky).session(saver, 'f').checkpoint();
   assert.equal(saved.pendingToolUseId, undefined, 'the answer was applied and saved');
   assert.equal(saved.messages.at(-1).content[0].content, 'Q4');
   fail = false;
@@ -127,16 +128,21 @@ function fakeKv() {
 test('kvSaver: prefix, ttl, metadata summaries across list pages, limits refused before writing', async () => {
   const kv = fakeKv();
   const saver = kvSaver(kv, { prefix: 'sess:', expirationTtl: 3600 });
-  for (const id of ['a', 'b', 'c']) await agent(config).session(saver, id, { maxHistory: 0 }).prompt(`app ${id}`);
-  assert.deepEqual([...kv.data.keys()].sort(), ['sess:a', 'sess:b', 'sess:c']);
-  assert.equal(kv.data.get('sess:a').ttl, 3600);
+  for (const id of ['a', 'b', 'c']) await agent(config).session(saver, id).prompt(`app ${id}`);
+  const keys = [...kv.data.keys()].sort();
+  assert.deepEqual(keys.filter((k) => !k.includes('#~')), ['sess:a', 'sess:b', 'sess:c'], 'a head per session');
+  assert.ok(keys.every((k) => k.startsWith('sess:')), keys.join());
+  assert.ok(keys.every((k) => kv.data.get(k).ttl === 3600), 'every key expires');
+  const a = await agent(config).session(saver, 'a').checkpoint();
   kv.data.get('sess:b').value = 'not json at all'; // list must not read values
-  const listed = await saver.list();
+  const listed = await listSessions(saver);
   assert.deepEqual(listed.map((e) => [e.key, e.interrupted, e.question]), [['a', true, 'Your deadline?'], ['b', true, 'Your deadline?'], ['c', true, 'Your deadline?']]);
   const bad = await saver.get('b').catch((e) => e);
   assert.ok(bad instanceof SaverError);
   assert.equal(bad.code, 'CORRUPT');
-  const long = await saver.put('k'.repeat(508), await saver.get('a')).catch((e) => e);
+  const head = await saver.get('a').catch((e) => e);
+  assert.equal(head.code, 'NOT_CHECKPOINT', 'a session head read as a checkpoint says what it is');
+  const long = await saver.put('k'.repeat(508), a).catch((e) => e);
   assert.equal(long.code, 'KEY_LENGTH');
   assert.throws(() => kvSaver(kv, { expirationTtl: 5 }), (e) => e instanceof SaverError && e.code === 'OPTION');
   assert.throws(() => kvSaver({ get() {} }), (e) => e instanceof ConfigError && /missing method\(s\) put, delete, list/.test(e.message));

@@ -1,0 +1,866 @@
+//! Sessions: a run kept in a [`Saver`] under an id, with its history, so each request only says "prompt",
+//! "reply" or "resume".
+//!
+//! A session stores its run as an append-only **log**: each saved step is a record under `<id>#~<seq>`
+//! holding what the step changed (the messages and results it added, the fields that changed, its events),
+//! written once; a small **head** under the id names the last record and the labels. So a step writes bytes in
+//! proportion to what it added, not to the run, and no key is written twice — which keeps Workers KV's rule
+//! of one write per second per key however fast the steps are. Loading reads the head, the records past
+//! it, and the chain back to the last whole checkpoint (one is written when the records a load would read
+//! grow past twice the run). Sessions saved by earlier releases (a whole checkpoint under the id and every
+//! step under `<id>#~<step>`) load and continue in this format.
+//!
+//! Of several concurrent calls exactly one continues a session: a call's first write is the record after the
+//! last one it loaded, and only if nobody wrote that key meanwhile — on every saver that compares and sets
+//! ([`Saver::compare_and_set`]). The others get [`AgentError::SessionBusy`] before anything ran.
+
+mod log;
+mod store;
+
+use serde_json::Value;
+
+pub use log::EVENT_BLOCK;
+pub use store::HISTORY_SEPARATOR;
+use store::{Extra, Loaded, Log, Writer, delete_session};
+
+use crate::agent::{Agent, AgentConfig, Hooks, Input, NoEvents, Outcome, Persist, drive};
+use crate::checkpoint::Checkpoint;
+use crate::error::{AgentError, SaverError};
+use crate::event::{Event, EventSink};
+use crate::interrupt::Resume;
+use crate::model::DynModel;
+use crate::platform::BoxFuture;
+use crate::run::Saved;
+use crate::saver::{DynSaver, SavedCheckpoint, Saver};
+
+/// History bound by default: none. A step is a record of what changed, not a copy of the run, so the
+/// history costs only the log itself.
+pub const DEFAULT_MAX_HISTORY: usize = usize::MAX;
+
+/// An end record older than this is left by a deletion that died: the next call finishes it.
+const DELETION_STALE_MS: u64 = 60_000;
+
+/// A conversation stored under `id` in a saver. See the [module docs](self).
+///
+/// ```
+/// use resumable_agent::{tool, Agent, InterruptError, MemorySaver, ModelResponse, ScriptedModel};
+/// use serde_json::json;
+/// let model = ScriptedModel::new([
+///     ModelResponse::tool_call("c1", "ask_user", json!({"question": "Your deadline?"})),
+///     ModelResponse::text("Planned."),
+/// ]);
+/// let ask = tool("ask_user", "Ask.", json!({"type": "object"}), |input, _| async move {
+///     Err(InterruptError::new(input["question"].as_str().unwrap_or_default()).into())
+/// });
+/// let agent = Agent::builder(model).tool(ask).build()?;
+/// let saver = MemorySaver::new();
+///
+/// let first = pollster::block_on(agent.session(&saver, "s1").prompt("Plan my project."))?;
+/// assert_eq!(first.question(), Some("Your deadline?"));
+/// // A later request, maybe in another Worker instance:
+/// let session = agent.session(&saver, "s1").keep_completed(true);
+/// let done = pollster::block_on(session.reply("end of Q2"))?.assert_complete()?;
+/// assert_eq!(done.text, "Planned.");
+/// let history = pollster::block_on(session.history(10, None))?;
+/// // Newest first, saved after every step: the prompt (1), the model's call (2), the pause (3), the answer
+/// // (4) and the final answer (5).
+/// assert_eq!(history[0].summary.step, Some(5));
+/// # Ok::<(), resumable_agent::AgentError>(())
+/// ```
+pub struct Session<'a, S> {
+    agent: &'a Agent,
+    saver: &'a S,
+    id: String,
+    options: SessionOptions,
+}
+
+/// How a session keeps its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionOptions {
+    /// Keep the run when it completes (a later prompt continues the conversation), instead of deleting the
+    /// session.
+    pub keep_completed: bool,
+    /// Records kept (the oldest unlabelled ones go first); default [`DEFAULT_MAX_HISTORY`] (all).
+    pub max_history: usize,
+    /// Save after every step (default), or only when the run starts and stops.
+    pub save_every_step: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            keep_completed: false,
+            max_history: DEFAULT_MAX_HISTORY,
+            save_every_step: true,
+        }
+    }
+}
+
+impl Agent {
+    /// The session `id` stored in `saver`.
+    pub fn session<'a, S: Saver>(&'a self, saver: &'a S, id: impl Into<String>) -> Session<'a, S> {
+        Session {
+            agent: self,
+            saver,
+            id: id.into(),
+            options: SessionOptions::default(),
+        }
+    }
+}
+
+/// What a session call does with the run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Turn {
+    /// Start the session, or continue a finished, kept one with a new user message.
+    Prompt(String),
+    /// Answer what the session waits for (`""` or no decisions: continue, as [`Turn::Continue`]).
+    Reply(Resume),
+    /// Continue from the last saved step (after a crash): calls whose results were saved never run again.
+    Continue,
+}
+
+pub(crate) fn check_id(id: &str) -> Result<(), AgentError> {
+    if id.is_empty() || id.contains(HISTORY_SEPARATOR) {
+        return Err(AgentError::Argument(format!(
+            "session id {id:?}: must be non-empty and must not contain {HISTORY_SEPARATOR:?}"
+        )));
+    }
+    Ok(())
+}
+
+fn saver_error(source: SaverError) -> AgentError {
+    AgentError::Saver {
+        source,
+        checkpoint: None,
+    }
+}
+
+impl<S: Saver> Session<'_, S> {
+    /// Keep the run after it completes (to continue the conversation later) instead of deleting it.
+    pub fn keep_completed(mut self, keep: bool) -> Self {
+        self.options.keep_completed = keep;
+        self
+    }
+
+    /// Bounds the records kept (default: all).
+    pub fn max_history(mut self, entries: usize) -> Self {
+        self.options.max_history = entries;
+        self
+    }
+
+    /// Saves only when the run starts and stops instead of after every step (fewer writes; a crash then loses
+    /// the steps since the start).
+    pub fn save_every_step(mut self, every: bool) -> Self {
+        self.options.save_every_step = every;
+        self
+    }
+
+    /// All options at once.
+    pub fn options(mut self, options: SessionOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Starts the session with `message`; a completed, kept session continues with it as a new user turn.
+    ///
+    /// # Errors
+    /// [`AgentError::SessionBusy`] when the session waits for an answer or another call runs it;
+    /// [`AgentError::Saver`]; and as [`Agent::prompt`].
+    pub async fn prompt(&self, message: &str) -> Result<Outcome, AgentError> {
+        self.run(Turn::Prompt(message.to_owned()), &mut NoEvents).await
+    }
+
+    /// Answers what the session waits for: a text answer or decisions.
+    ///
+    /// # Errors
+    /// [`AgentError::SessionNotFound`] when nothing is saved under the id; [`AgentError::Decision`] when the
+    /// session waits for nothing (a reply sent twice: `prompt` starts a new turn); [`AgentError::SessionBusy`]
+    /// when another call got there first; [`AgentError::Saver`]; and as [`Agent::resume`].
+    pub async fn reply(&self, input: impl Into<Resume>) -> Result<Outcome, AgentError> {
+        self.run(Turn::Reply(input.into()), &mut NoEvents).await
+    }
+
+    /// Continues from the last saved step, e.g. after the process running the session died mid-run. A
+    /// session waiting for a human answers with its pause as it is (nothing runs).
+    ///
+    /// # Errors
+    /// As [`Session::reply`].
+    pub async fn resume(&self) -> Result<Outcome, AgentError> {
+        self.run(Turn::Continue, &mut NoEvents).await
+    }
+
+    /// Runs `turn`, reporting every [`Event`] (including `checkpoint-loaded` and `checkpoint-saved`) to
+    /// `events`, numbered ([`EventSink::sequenced`]).
+    ///
+    /// # Errors
+    /// As [`Session::prompt`], [`Session::reply`] and [`Session::resume`].
+    pub async fn run(&self, turn: Turn, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
+        let a = self.agent;
+        run_session(
+            &a.config,
+            &*a.model,
+            self.saver,
+            &self.id,
+            turn,
+            self.options,
+            events,
+            None,
+        )
+        .await
+        .outcome
+    }
+
+    fn thread(&self) -> Thread<'_> {
+        Thread {
+            saver: self.saver,
+            id: &self.id,
+            config: &self.agent.config,
+            max_history: self.options.max_history,
+        }
+    }
+
+    /// The session's latest checkpoint (`step: None`), or the one saved at `step`.
+    ///
+    /// # Errors
+    /// [`AgentError::Saver`]; [`AgentError::Checkpoint`] for a record that fails its signature.
+    pub async fn checkpoint(&self, step: Option<u64>) -> Result<Option<Checkpoint>, AgentError> {
+        self.thread().checkpoint(step).await
+    }
+
+    /// The saved steps, newest first, at most `limit`, only those before step `before` when given — read
+    /// from summaries, without loading conversations.
+    ///
+    /// # Errors
+    /// [`AgentError::Saver`].
+    pub async fn history(&self, limit: usize, before: Option<u64>) -> Result<Vec<SavedCheckpoint>, AgentError> {
+        self.thread().history(limit, before).await
+    }
+
+    /// Names the step saved at `step` (a name is unique in a session: it moves from any other step).
+    ///
+    /// # Errors
+    /// [`AgentError::Argument`] for an empty label or a step that is not in the history; [`AgentError::Saver`].
+    pub async fn label(&self, step: u64, name: &str) -> Result<(), AgentError> {
+        self.thread().label(step, name).await
+    }
+
+    /// Makes the step saved at `step` (or labelled `label`) the head again: the next call continues from it,
+    /// as a new branch (a new step whose parent is the restored one). Later steps stay in the history.
+    ///
+    /// # Errors
+    /// [`AgentError::Argument`] when no step has that number or label; [`AgentError::SessionBusy`] when
+    /// another call changed the session meanwhile; [`AgentError::Saver`].
+    pub async fn restore(&self, step_or_label: &str) -> Result<Checkpoint, AgentError> {
+        self.thread().restore(step_or_label).await
+    }
+
+    /// Saves `checkpoint` as the session's new head (a new step): e.g. to put back the checkpoint a
+    /// [`AgentError::Saver`] carried once the store works again.
+    ///
+    /// # Errors
+    /// [`AgentError::Checkpoint`] for a checkpoint this agent did not sign or that belongs to another
+    /// session; [`AgentError::SessionBusy`] when another call changed the session meanwhile;
+    /// [`AgentError::Saver`].
+    pub async fn save(&self, checkpoint: &Checkpoint) -> Result<Checkpoint, AgentError> {
+        self.thread().save(checkpoint).await
+    }
+
+    /// Removes the session and its history.
+    ///
+    /// # Errors
+    /// [`AgentError::SessionBusy`] when a call is writing it; [`AgentError::Saver`].
+    pub async fn delete(&self) -> Result<(), AgentError> {
+        self.thread().delete().await.map(|_| ())
+    }
+
+    /// Reports the session's logged events numbered above `after` (all without it), in order, to `events`
+    /// ([`EventSink::sequenced`]) — from any process: step-level events (`step-start`, `step-finish`,
+    /// `tool-call`, `tool-result`, `approval-requested`, `approval-response`, `state-changed`, `compacted`),
+    /// `checkpoint-saved` for each step, and `interrupt` where the session paused. Deltas are not logged.
+    /// Returns the number of the last event (for a caller that reports `done` or `error` itself).
+    ///
+    /// # Errors
+    /// As [`Session::checkpoint`].
+    pub async fn replay(&self, after: Option<u64>, events: &mut dyn EventSink) -> Result<Replayed, AgentError> {
+        self.thread().replay(after, events).await
+    }
+}
+
+/// What [`Session::replay`] found after the events it reported.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Replayed {
+    /// How the last call ended, when it did: `(number, outcome)` — `Ok` with the state it stopped at (paused
+    /// or finished), `Err` with the error it failed with (`{ name, message, code? }`).
+    pub end: Option<(u64, Result<Checkpoint, Value>)>,
+    /// The number of the last event reported or skipped.
+    pub last: u64,
+    /// True while the session's last record is neither a pause, an answer nor an error: a call is running it
+    /// (or died; `resume()` continues it).
+    pub running: bool,
+}
+
+/// What a session call ended with, for the bindings.
+pub(crate) struct SessionRun {
+    pub(crate) outcome: Result<Outcome, AgentError>,
+    /// The number its `done` or `error` event took, when the call wrote to the session.
+    #[allow(dead_code)]
+    pub(crate) end_seq: Option<u64>,
+    /// Keys a store with a write interval (Workers KV) could not delete yet.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) leftover: Vec<String>,
+}
+
+/// The session's part in a run: numbering its events and writing a record per saved step.
+struct Persisting<'w, 'l> {
+    writer: &'w mut Writer<'l>,
+    every_step: bool,
+    /// How the messages changed since the last record, when steps were not written (autoSave: stop).
+    unsaved: Option<Saved>,
+}
+
+/// Two descriptions of how messages changed, one after the other, as one (ranges dropped become edits).
+fn fold(first: Option<Saved>, then: Saved) -> Saved {
+    let prefix = |s: Saved| s.dropped.map_or(s.unchanged, |(start, _)| start.min(s.unchanged));
+    match first {
+        None => then,
+        Some(a) => Saved {
+            unchanged: prefix(a).min(prefix(then)),
+            dropped: None,
+        },
+    }
+}
+
+impl Persist for Persisting<'_, '_> {
+    fn persist<'a>(
+        &'a mut self,
+        checkpoint: &'a mut Checkpoint,
+        saved: Saved,
+        first: bool,
+        events: &'a mut dyn EventSink,
+    ) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(async move {
+            let saved = fold(self.unsaved.take(), saved);
+            if first || self.every_step {
+                self.writer
+                    .write(checkpoint, Some(saved), first, Extra::default())
+                    .await?;
+                self.writer.saved_event(checkpoint.messages.len(), events);
+            } else {
+                self.unsaved = Some(saved);
+            }
+            Ok(())
+        })
+    }
+
+    fn observe(&mut self, event: &Event<'_>) -> Option<u64> {
+        Some(self.writer.numbering.observe(event))
+    }
+}
+
+/// True when `text` is a session's head or step record (not a checkpoint).
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
+pub(crate) fn is_session_value(text: &str) -> bool {
+    matches!(
+        log::parse(text, &crate::limits::Limits::default()),
+        Ok(log::Stored::Head(_) | log::Stored::Diff(..))
+    )
+}
+
+/// The plain JSON of an error a failed call ended with, as its `error` event carries it.
+pub(crate) fn plain_error(e: &AgentError) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("name".into(), e.kind_name().into());
+    m.insert("message".into(), e.to_string().into());
+    if let Some(code) = e.code() {
+        m.insert("code".into(), code.into());
+    }
+    Value::Object(m)
+}
+
+/// Load → decide → run, writing a record per step → end the session when it completes and is not kept,
+/// or write the head.
+#[allow(clippy::too_many_arguments)] // the session's parts, passed once from two callers
+pub(crate) async fn run_session(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    saver: &dyn DynSaver,
+    id: &str,
+    turn: Turn,
+    options: SessionOptions,
+    events: &mut dyn EventSink,
+    aborted: Option<&dyn crate::agent::Abort>,
+) -> SessionRun {
+    let failed = |e| SessionRun {
+        outcome: Err(e),
+        end_seq: None,
+        leftover: Vec::new(),
+    };
+    if let Err(e) = check_id(id) {
+        return failed(e);
+    }
+    let log = Log {
+        saver,
+        id,
+        codec: config.codec(),
+    };
+    let mut loaded = match log.load().await {
+        Ok(l) => l,
+        Err(e) => return failed(e),
+    };
+    let mut leftover = Vec::new();
+    if loaded.ended {
+        // A deletion that stopped long ago is finished first; a recent one may still be running.
+        if matches!(turn, Turn::Prompt(_)) && crate::platform::now_ms() > loaded.ended_at + DELETION_STALE_MS {
+            match delete_session(&log, &loaded, None).await {
+                Ok(l) => leftover = l,
+                Err(e) => return failed(e),
+            }
+            match log.load().await {
+                Ok(l) if !l.ended => loaded = l,
+                Ok(_) => {
+                    return failed(AgentError::SessionBusy {
+                        id: id.to_owned(),
+                        question: "the session is being deleted; try again in a moment".to_owned(),
+                    });
+                }
+                Err(e) => return failed(e),
+            }
+        } else if matches!(turn, Turn::Prompt(_)) {
+            return failed(AgentError::SessionBusy {
+                id: id.to_owned(),
+                question: "the session is being deleted; try again in a moment".to_owned(),
+            });
+        }
+    }
+    let mut writer = Writer::new(&log, &loaded);
+    writer.max_chain = (options.max_history < DEFAULT_MAX_HISTORY).then_some(options.max_history);
+    if let Some(cp) = loaded.state.as_ref().filter(|_| !loaded.ended) {
+        let event = Event::CheckpointLoaded {
+            key: id,
+            message_count: cp.messages.len(),
+            interrupted: cp.is_interrupted(),
+        };
+        let seq = writer.numbering.observe(&event);
+        events.sequenced(Some(seq), &event);
+    }
+    let state = if loaded.ended { None } else { loaded.state.take() };
+    let input = match decide(id, turn, state) {
+        Ok(Decided::Run(input)) => input,
+        Ok(Decided::Answer(outcome)) => {
+            return SessionRun {
+                outcome: Ok(outcome),
+                end_seq: None,
+                leftover,
+            };
+        }
+        Err(e) => return failed(e),
+    };
+    let run = match config.begin_with(input, true) {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    let (mut outcome, unsaved) = {
+        let mut persisting = Persisting {
+            writer: &mut writer,
+            every_step: options.save_every_step,
+            unsaved: None,
+        };
+        let mut hooks = Hooks {
+            events: Some(&mut *events),
+            aborted,
+            persist: Some(&mut persisting),
+            saves: 0,
+        };
+        let outcome = drive(config, model, run, &mut hooks).await;
+        (outcome, persisting.unsaved)
+    };
+    let wrote = writer.written > 0;
+    match &mut outcome {
+        // Completed and not kept: the session is over.
+        Ok(Outcome::Complete(done)) if !options.keep_completed => {
+            let mut cp = done.checkpoint.clone();
+            let end_seq = writer.tip.saturating_add(1).saturating_mul(EVENT_BLOCK) + log::END_AT;
+            let after = Loaded {
+                head: loaded.head.clone(),
+                tip: writer.tip,
+                ..Loaded::default()
+            };
+            // The run is done and paid for: a deletion that stops half-way (its end record written) is finished
+            // by a later call; what the run returned is returned.
+            if let Ok(more) = delete_session(&log, &after, Some((&mut writer, &mut cp))).await {
+                leftover.extend(more);
+            }
+            announce_end(&outcome, end_seq, events);
+            return SessionRun {
+                outcome,
+                end_seq: Some(end_seq),
+                leftover,
+            };
+        }
+        // Saved only at the start: save where it stopped.
+        Ok(o) if !options.save_every_step => {
+            let saved = unsaved.unwrap_or(Saved {
+                unchanged: o.checkpoint().messages.len(),
+                dropped: None,
+            });
+            let mut cp = o.checkpoint().clone();
+            if let Err(e) = writer.write(&mut cp, Some(saved), false, Extra::default()).await {
+                return failed(e);
+            }
+            writer.saved_event(cp.messages.len(), events);
+        }
+        // Failed after progress: save where it stopped, with the error.
+        Err(e) if wrote && !matches!(e, AgentError::Saver { .. } | AgentError::SessionBusy { .. }) => {
+            if let Some(cp) = e.checkpoint() {
+                let mut cp = cp.clone();
+                let saved = fold(
+                    unsaved,
+                    Saved {
+                        unchanged: cp.messages.len(),
+                        dropped: None,
+                    },
+                );
+                let extra = Extra {
+                    err: Some(plain_error(e)),
+                    ..Extra::default()
+                };
+                if writer.write(&mut cp, Some(saved), false, extra).await.is_ok() {
+                    writer.saved_event(cp.messages.len(), events);
+                }
+            }
+        }
+        _ => {}
+    }
+    if writer.written > 0 {
+        // The head is a hint: failing to write it loses nothing (a load probes past it).
+        let _ = writer.write_head(None).await;
+        if options.max_history < DEFAULT_MAX_HISTORY {
+            let labels = loaded.head.labels.clone();
+            if let Err(e) = store::prune(&log, &writer, &labels, options.max_history).await {
+                return failed(e);
+            }
+        }
+    }
+    let end_seq = (writer.written > 0).then(|| writer.tip.saturating_mul(EVENT_BLOCK) + log::END_AT);
+    if let Some(seq) = end_seq {
+        announce_end(&outcome, seq, events);
+    }
+    SessionRun {
+        outcome,
+        end_seq,
+        leftover,
+    }
+}
+
+/// Reports how a call that wrote to its session ended: `done` or `error`, numbered.
+fn announce_end(outcome: &Result<Outcome, AgentError>, seq: u64, events: &mut dyn EventSink) {
+    match outcome {
+        Ok(o) => {
+            let text = match o {
+                Outcome::Complete(r) => r.text.as_str(),
+                Outcome::Interrupted(_) => "",
+            };
+            let result = crate::event::CallResult::of(o.checkpoint(), text);
+            events.sequenced(Some(seq), &Event::Done { result });
+        }
+        Err(e) => {
+            let error = plain_error(e);
+            events.sequenced(Some(seq), &Event::Error { error: &error });
+        }
+    }
+}
+
+/// What a call does with what it loaded.
+enum Decided {
+    Run(Input),
+    /// Nothing runs: the answer is what is stored.
+    Answer(Outcome),
+}
+
+fn decide(id: &str, turn: Turn, state: Option<Checkpoint>) -> Result<Decided, AgentError> {
+    // `reply('')` (or no decisions) means "continue", as `resume()` does.
+    let turn = match turn {
+        Turn::Reply(Resume::Answer(a)) if a.is_empty() => Turn::Continue,
+        Turn::Reply(Resume::Decisions(d)) if d.is_empty() => Turn::Continue,
+        Turn::Reply(Resume::DecisionsById(d)) if d.is_empty() => Turn::Continue,
+        other => other,
+    };
+    let busy = |question: String| AgentError::SessionBusy {
+        id: id.to_owned(),
+        question,
+    };
+    let running = "the session is running (if the process running it died, resume() continues it)";
+    Ok(match (turn, state) {
+        (Turn::Prompt(message), None) => Decided::Run(Input::Prompt(message)),
+        (Turn::Reply(_) | Turn::Continue, None) => return Err(AgentError::SessionNotFound { id: id.to_owned() }),
+        (Turn::Prompt(_), Some(cp)) if cp.is_interrupted() => {
+            return Err(busy(cp.question.clone().unwrap_or_default()));
+        }
+        // Neither waiting for a human nor finished: another call is running it (or its process died, and
+        // `resume()` continues it). A prompt or an answer must not take it over.
+        (Turn::Prompt(_) | Turn::Reply(_), Some(cp)) if !cp.is_interrupted() && !cp.is_finished() => {
+            return Err(busy(running.to_owned()));
+        }
+        (Turn::Prompt(text), Some(cp)) => Decided::Run(Input::Resume(cp, Resume::Answer(text))),
+        (Turn::Reply(input), Some(cp)) if cp.is_interrupted() => Decided::Run(Input::Resume(cp, input)),
+        // A reply with nothing pending: the same answer sent twice (a retry after a lost response). It must
+        // not run again as a new turn; that is what prompt() is for.
+        (Turn::Reply(_), Some(_)) => {
+            return Err(AgentError::Decision {
+                id: None,
+                problem: format!(
+                    "session {id:?} waits for no answer (it finished, or this reply was already given): reply() answers a pending question; use prompt() for a new turn"
+                ),
+            });
+        }
+        (Turn::Continue, Some(cp)) if cp.is_interrupted() => {
+            Decided::Answer(Outcome::Interrupted(crate::agent::InterruptedResponse {
+                question: cp.question.clone().unwrap_or_default(),
+                checkpoint: cp,
+            }))
+        }
+        (Turn::Continue, Some(cp)) if cp.is_finished() => {
+            Decided::Answer(Outcome::Complete(crate::agent::AgentResponse {
+                text: log::answer_text(&cp),
+                unchanged: 0,
+                checkpoint: cp,
+            }))
+        }
+        (Turn::Continue, Some(cp)) => Decided::Run(Input::Resume(cp, Resume::Answer(String::new()))),
+    })
+}
+
+/// A session's history and head, without running it (what `history`, `label`, `restore`, … need).
+pub(crate) struct Thread<'s> {
+    pub(crate) saver: &'s dyn DynSaver,
+    pub(crate) id: &'s str,
+    pub(crate) config: &'s AgentConfig,
+    /// The history shown is at most this long.
+    pub(crate) max_history: usize,
+}
+
+impl Thread<'_> {
+    fn log(&self) -> Log<'_> {
+        Log {
+            saver: self.saver,
+            id: self.id,
+            codec: self.config.codec(),
+        }
+    }
+
+    /// The session's latest checkpoint (`step: None`), or the one saved at `step`, signed when the agent
+    /// signs.
+    ///
+    /// # Errors
+    /// [`AgentError::Saver`]; [`AgentError::Checkpoint`].
+    pub(crate) async fn checkpoint(&self, step: Option<u64>) -> Result<Option<Checkpoint>, AgentError> {
+        check_id(self.id)?;
+        let log = self.log();
+        let loaded = log.load().await?;
+        let state = match step {
+            None if loaded.ended => None,
+            None => loaded.state,
+            Some(n) if n == loaded.tip => loaded.state,
+            Some(n) => log.state_at(n, &loaded.head).await?,
+        };
+        match state {
+            Some(mut cp) => {
+                self.config.codec().sign(&mut cp).await?;
+                Ok(Some(cp))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The saved steps, newest first, at most `limit`, only those before step `before` when given.
+    ///
+    /// # Errors
+    /// [`AgentError::Saver`].
+    pub(crate) async fn history(&self, limit: usize, before: Option<u64>) -> Result<Vec<SavedCheckpoint>, AgentError> {
+        check_id(self.id)?;
+        let log = self.log();
+        let labels = self.labels(&log).await?;
+        let mut entries = log.records().await?;
+        entries.retain(|e| before.is_none_or(|b| e.summary.step.is_some_and(|s| s < b)));
+        for e in &mut entries {
+            let seq = e.summary.step.unwrap_or(0);
+            e.summary.label = store::label_of(&labels, seq);
+        }
+        entries.sort_by_key(|e| std::cmp::Reverse(e.summary.step));
+        entries.truncate(limit.min(self.max_history));
+        Ok(entries)
+    }
+
+    /// The labels: the head's, and those an earlier release kept in its history entries.
+    async fn labels(&self, log: &Log<'_>) -> Result<log::Labels, AgentError> {
+        let head = log.load().await?.head;
+        let mut labels = log::Labels::new();
+        if !head.labels.is_empty() || head.present {
+            labels.clone_from(&head.labels);
+        }
+        if labels.is_empty() {
+            for e in log.records().await? {
+                if let (Some(l), Some(s)) = (e.summary.label, e.summary.step) {
+                    labels.insert(l, Value::from(s));
+                }
+            }
+        }
+        Ok(labels)
+    }
+
+    /// Names the step saved at `step` (a name is unique in a session: it moves from any other step).
+    ///
+    /// # Errors
+    /// [`AgentError::Argument`] for an empty label or a step that is not in the history; [`AgentError::Saver`].
+    pub(crate) async fn label(&self, step: u64, name: &str) -> Result<(), AgentError> {
+        check_id(self.id)?;
+        if name.is_empty() {
+            return Err(AgentError::Argument("label: the name must be non-empty".into()));
+        }
+        let log = self.log();
+        let loaded = log.load().await?;
+        let known = log.records().await?.iter().any(|e| e.summary.step == Some(step)) || step == loaded.tip;
+        if !known || loaded.state.is_none() {
+            return Err(AgentError::Argument(format!(
+                "step {step} is not in the history of session {:?}",
+                self.id
+            )));
+        }
+        let mut labels = self.labels(&log).await?;
+        store::relabel(&mut labels, step, name);
+        let mut writer = Writer::new(&log, &loaded);
+        writer.describe_tip(&loaded);
+        if !writer.write_head(Some(labels.clone())).await? {
+            // The store takes one write per key per interval (Workers KV): wait for it once.
+            let wait = loaded.head.at + log.saver.min_write_interval_ms_dyn() + 250;
+            crate::platform::sleep_until(wait).await;
+            writer.write_head(Some(labels)).await?;
+        }
+        Ok(())
+    }
+
+    /// Makes a saved step (by number or label) the head again, as a new step whose parent it is.
+    ///
+    /// # Errors
+    /// [`AgentError::Argument`] when no step has that number or label; [`AgentError::SessionBusy`];
+    /// [`AgentError::Saver`].
+    pub(crate) async fn restore(&self, step_or_label: &str) -> Result<Checkpoint, AgentError> {
+        check_id(self.id)?;
+        let log = self.log();
+        let labels = self.labels(&log).await?;
+        let target = labels
+            .get(step_or_label)
+            .and_then(Value::as_u64)
+            .or_else(|| step_or_label.parse::<u64>().ok());
+        let loaded = log.load().await?;
+        let state = match target {
+            Some(n) if n == loaded.tip => loaded.state.clone(),
+            Some(n) if n > 0 => log.state_at(n, &loaded.head).await?,
+            _ => None,
+        };
+        let (Some(target), Some(mut cp)) = (target, state) else {
+            return Err(AgentError::Argument(format!(
+                "restore: session {:?} has no step or label {step_or_label:?}",
+                self.id
+            )));
+        };
+        cp.updated_at = Some(crate::platform::now_ms());
+        let mut writer = Writer::new(&log, &loaded);
+        let extra = Extra {
+            parent: Some(target),
+            ..Extra::default()
+        };
+        writer.write(&mut cp, None, true, extra).await?;
+        let _ = writer.write_head(Some(labels)).await;
+        self.config.codec().sign(&mut cp).await?;
+        Ok(cp)
+    }
+
+    /// Saves `checkpoint` as the session's next step.
+    ///
+    /// # Errors
+    /// [`AgentError::Checkpoint`]; [`AgentError::SessionBusy`]; [`AgentError::Saver`].
+    pub(crate) async fn save(&self, checkpoint: &Checkpoint) -> Result<Checkpoint, AgentError> {
+        check_id(self.id)?;
+        // Saving signs it again: only what this agent signed may be saved (no laundering of forged ones).
+        self.config.codec().verify(checkpoint).await?;
+        if let Some(t) = checkpoint.thread.as_ref().filter(|t| t.id != self.id) {
+            return Err(AgentError::Checkpoint(crate::CheckpointError::Binding {
+                problem: format!("it belongs to session {:?}, not {:?}", t.id, self.id),
+            }));
+        }
+        checkpoint.validate()?;
+        let log = self.log();
+        let loaded = log.load().await?;
+        let mut cp = checkpoint.clone();
+        let mut writer = Writer::new(&log, &loaded);
+        writer.write(&mut cp, None, true, Extra::default()).await?;
+        let _ = writer.write_head(None).await;
+        self.config.codec().sign(&mut cp).await?;
+        Ok(cp)
+    }
+
+    /// Removes the session and its history; returns keys a store with a write interval could not delete yet.
+    ///
+    /// # Errors
+    /// [`AgentError::SessionBusy`]; [`AgentError::Saver`].
+    pub(crate) async fn delete(&self) -> Result<Vec<String>, AgentError> {
+        check_id(self.id)?;
+        let log = self.log();
+        let loaded = log.load().await?;
+        if loaded.state.is_none() && !loaded.head.present {
+            return Ok(Vec::new());
+        }
+        let mut writer = Writer::new(&log, &loaded);
+        let mut cp = loaded
+            .state
+            .clone()
+            .unwrap_or_else(|| Checkpoint::new("", crate::platform::now_ms()));
+        if loaded.state.is_some() && !loaded.ended {
+            writer
+                .write(
+                    &mut cp,
+                    None,
+                    true,
+                    Extra {
+                        end: true,
+                        ..Extra::default()
+                    },
+                )
+                .await?;
+        }
+        let after = Loaded {
+            head: loaded.head.clone(),
+            tip: writer.tip,
+            ..Loaded::default()
+        };
+        delete_session(&log, &after, None).await
+    }
+
+    /// Reports the logged events numbered above `after`, in order.
+    ///
+    /// # Errors
+    /// As [`Thread::checkpoint`].
+    pub(crate) async fn replay(&self, after: Option<u64>, events: &mut dyn EventSink) -> Result<Replayed, AgentError> {
+        check_id(self.id)?;
+        self.log().replay(after.unwrap_or(0), events).await
+    }
+}
+
+/// The session heads stored in `saver` under keys starting with `prefix` (not their records).
+///
+/// # Errors
+/// [`AgentError::Saver`].
+pub async fn list_sessions<S: Saver + ?Sized>(saver: &S, prefix: &str) -> Result<Vec<SavedCheckpoint>, AgentError> {
+    let mut all = saver.list(prefix).await.map_err(saver_error)?;
+    all.retain(|e| !e.key.contains(HISTORY_SEPARATOR));
+    Ok(all)
+}
