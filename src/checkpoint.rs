@@ -165,7 +165,8 @@ pub struct CheckpointSummary {
 }
 
 /// The compact form stores keep: `{"v":2,"step",…}` with one-letter names (a session writes one per step).
-/// `step` keeps its name: stores that compare and set read it.
+/// `step` keeps its name: stores that compare and set read it. The parent is written only when it is not the
+/// step before (a restore), and a head's step 1 has none.
 #[derive(Serialize)]
 struct StoredSummary<'a> {
     v: u8,
@@ -197,6 +198,9 @@ fn is_zero_usage(u: &[u64; 2]) -> bool {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AnySummary {
+    /// 2 in the compact form, where an absent parent is the step before.
+    #[serde(default)]
+    v: Option<u8>,
     #[serde(default, alias = "r")]
     run_id: Option<String>,
     #[serde(default, alias = "t")]
@@ -244,7 +248,10 @@ impl From<AnySummary> for CheckpointSummary {
             question: a.question,
             message_count: a.message_count,
             step: a.step,
-            parent_step: a.parent_step,
+            parent_step: match (a.v, a.parent_step, a.step) {
+                (Some(2), None, Some(step)) if step > 1 => Some(step - 1),
+                (_, parent, _) => parent,
+            },
             label: a.label,
         }
     }
@@ -256,7 +263,10 @@ impl CheckpointSummary {
         let stored = StoredSummary {
             v: 2,
             step: self.step,
-            p: self.parent_step,
+            // The step before is the usual parent: said only when it is another.
+            p: self
+                .parent_step
+                .filter(|p| self.step.is_none_or(|s| s.checked_sub(1) != Some(*p))),
             i: self.iterations,
             u: [self.usage.input_tokens, self.usage.output_tokens],
             x: self.interrupted,

@@ -187,8 +187,8 @@ fn of_fifty_concurrent_replies_exactly_one_runs() {
     });
 }
 
-/// A saver whose process "dies" at its `kill`-th save of the head: before writing it (`before`), or right
-/// after. Afterwards it works again, as a restarted process's would.
+/// A saver whose process "dies" at its `kill`-th save (of a step record or the head): before writing it
+/// (`before`), or right after. Afterwards it works again, as a restarted process's would.
 struct Dying {
     inner: MemorySaver,
     saves: AtomicUsize,
@@ -208,20 +208,15 @@ impl Saver for Dying {
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> + Send {
         async move {
-            let head = !key.contains(resumable_agent::HISTORY_SEPARATOR);
-            let n = if head {
-                self.saves.fetch_add(1, Ordering::SeqCst) + 1
-            } else {
-                0
-            };
+            let n = self.saves.fetch_add(1, Ordering::SeqCst) + 1;
             let died = || SaverError::Backend {
                 message: "process killed".into(),
             };
-            if head && n == self.kill && self.before {
+            if n == self.kill && self.before {
                 return Err(died());
             }
             self.inner.put_text(key, value, summary, condition).await?;
-            if head && n == self.kill {
+            if n == self.kill {
                 return Err(died());
             }
             Ok(())

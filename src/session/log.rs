@@ -598,6 +598,8 @@ pub(crate) fn summary(state: &Checkpoint, seq: u64, parent: u64) -> crate::check
     s.step = Some(seq);
     s.parent_step = (parent > 0).then_some(parent);
     s.label = None;
+    // The run's id is the head's to show; a record's summary does without it.
+    s.run_id = None;
     s
 }
 

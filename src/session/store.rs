@@ -758,6 +758,8 @@ pub(crate) struct Writer<'a> {
     last_summary: Option<CheckpointSummary>,
     /// The state as of the last record, when the store keeps whole checkpoints (its head is one).
     last_whole: Option<Checkpoint>,
+    /// The run's id, for the head's summary.
+    run_id: Option<String>,
     /// With a bound on the history: a whole checkpoint at least this often, so old records can go.
     pub(crate) max_chain: Option<usize>,
     /// Positions of whole checkpoints known on the chain: the loaded chain's start and what this call wrote.
@@ -791,6 +793,7 @@ impl<'a> Writer<'a> {
             question: loaded.state.as_ref().and_then(|s| s.question.clone()),
             last_summary: None,
             last_whole: None,
+            run_id: loaded.state.as_ref().and_then(|s| s.run_id.clone()),
             max_chain: None,
             wholes: vec![
                 loaded
@@ -933,6 +936,7 @@ impl<'a> Writer<'a> {
         self.numbering = Numbering::at(seq, 1);
         self.written += 1;
         self.last_summary = Some(summary);
+        self.run_id.clone_from(&cp.run_id);
         if !saver.stores_records_dyn() {
             self.last_whole = Some(cp.clone());
         }
@@ -966,6 +970,7 @@ impl<'a> Writer<'a> {
         if let Some(state) = &loaded.state {
             let parent = state.thread.as_ref().and_then(|t| t.parent_step).unwrap_or(0);
             let mut summary = log::summary(state, loaded.tip, parent);
+            self.run_id.clone_from(&state.run_id);
             if self.log.codec.sealed() {
                 summary.question = None;
             }
@@ -991,6 +996,7 @@ impl<'a> Writer<'a> {
             None => return Ok(false),
         };
         summary.label = label_of(&labels, self.tip);
+        summary.run_id.clone_from(&self.run_id);
         let text = match self.last_whole.as_mut() {
             Some(cp) => {
                 let info = LogInfo {
