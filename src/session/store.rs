@@ -301,6 +301,15 @@ impl Log<'_> {
     /// [`AgentError::Saver`] (a corrupt record names its key); [`AgentError::Checkpoint`] for a record whose
     /// signature fails or that belongs to another session or agent.
     pub(crate) async fn load(&self) -> Result<Loaded, AgentError> {
+        match self.load_once().await {
+            // A record of the chain went while it was read: the session is being deleted (its keys go oldest
+            // first). Read again: the end record, or nothing, is there now.
+            Err(e) if is_missing_link(&e) => self.load_once().await,
+            other => other,
+        }
+    }
+
+    async fn load_once(&self) -> Result<Loaded, AgentError> {
         let head = self.read_head().await?;
         let mut fetched = Fetched::default();
         let tip = self.probe(head.seq, &mut fetched).await?;
@@ -633,6 +642,11 @@ impl Log<'_> {
         all.sort_by_key(|e| position_of(self.id, &e.key));
         Ok(all)
     }
+}
+
+/// True for the error of a chain whose record is missing.
+fn is_missing_link(e: &AgentError) -> bool {
+    matches!(e, AgentError::Saver { source: SaverError::Corrupt { source: CheckpointError::Invalid { path, .. }, .. }, .. } if path == "log")
 }
 
 /// When the record at `tip` ended the session (it is an end record), if it did.
