@@ -487,6 +487,12 @@ impl AgentConfig {
                 "prompt(message): the message is empty (providers refuse an empty user message)".into(),
             ));
         }
+        // What the human adds: with it the checkpoint must still be one that can be read back.
+        let added = match &input {
+            Input::Prompt(m) => Some(("message", crate::run::json_len(m.as_str()))),
+            Input::Resume(_, Resume::Answer(a)) if !a.is_empty() => Some(("answer", crate::run::json_len(a.as_str()))),
+            Input::Resume(..) => None,
+        };
         let mut run = match input {
             Input::Prompt(message) => Run::start(&self.rules, &message, new_run_id(), now_ms()),
             Input::Resume(checkpoint, resume) if decoded => {
@@ -496,6 +502,11 @@ impl AgentConfig {
         };
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {
             run.set_state(initial.clone());
+        }
+        if let Some((what, bytes)) = added {
+            if let Some(why) = run.too_large(bytes, bytes) {
+                return Err(AgentError::Argument(format!("the {what} was not taken: {why}")));
+            }
         }
         Ok(run)
     }
@@ -754,9 +765,14 @@ async fn drive_steps(
                         ));
                     }
                     Some((_, state)) => {
-                        run.set_state(state);
-                        if let (Some(state), true) = (run.state(), hooks.watching()) {
-                            hooks.emit_ref(&Event::StateChanged { state });
+                        let now = run.state().map_or(0, crate::run::json_len);
+                        if let Some(why) = run.too_large(crate::run::json_len(&state), now) {
+                            outcome = ToolOutcome::Error(format!("{} set a state that was not kept: {why}", call.name));
+                        } else {
+                            run.set_state(state);
+                            if let (Some(state), true) = (run.state(), hooks.watching()) {
+                                hooks.emit_ref(&Event::StateChanged { state });
+                            }
                         }
                     }
                     None => {}

@@ -178,7 +178,11 @@ pub(crate) fn final_answer_definition(schema: &Value) -> (ToolDefinition, bool) 
 }
 
 /// The length of `m` as JSON, counted without building the text.
-fn json_len(m: &Message) -> usize {
+/// Room kept in the size estimate for a checkpoint's fields other than its messages, results, state and
+/// interrupts (ids, times, usage, signature).
+const CHECKPOINT_FRAME_BYTES: usize = 2048;
+
+pub(crate) fn json_len<T: serde::Serialize + ?Sized>(m: &T) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -616,6 +620,40 @@ impl<'c> Run<'c> {
         Step::CallModel
     }
 
+    /// Brings the JSON sizes of the messages up to date: those measured before stay valid but for the last
+    /// one measured (a user text may have joined it, a tool call's input may have been edited).
+    fn measure(&mut self) {
+        let messages = &self.state.messages;
+        let valid = self.sizes.len().saturating_sub(1).min(messages.len());
+        self.sizes.truncate(valid);
+        self.sizes.extend(messages.iter().skip(valid).map(json_len));
+    }
+
+    /// About how many bytes the checkpoint's JSON takes now (messages, results, state, interrupts; a little
+    /// over), for the size limit where values enter the run.
+    fn bytes(&mut self) -> usize {
+        self.measure();
+        let messages: usize = self.sizes.iter().sum();
+        let results: usize = self.state.tool_results.iter().map(json_len).sum();
+        let state = self.state.state.as_ref().map_or(0, json_len);
+        let interrupts: usize = self.state.interrupts.iter().map(json_len).sum();
+        messages
+            .saturating_add(results)
+            .saturating_add(state)
+            .saturating_add(interrupts)
+            .saturating_add(CHECKPOINT_FRAME_BYTES)
+    }
+
+    /// Why a value of `adding` more bytes (or replacing `replacing` bytes with `adding`) would make the
+    /// checkpoint too large to read back (`limits.maxCheckpointBytes`), if it would.
+    pub(crate) fn too_large(&mut self, adding: usize, replacing: usize) -> Option<String> {
+        let max = self.config.limits.max_checkpoint_bytes;
+        let total = self.bytes().saturating_sub(replacing).saturating_add(adding);
+        (total > max).then(|| {
+            format!("it is {adding} bytes of JSON, and the checkpoint would be about {total} bytes; at most {max} (limits.maxCheckpointBytes)")
+        })
+    }
+
     /// What the last compaction removed (once), for the driver to report.
     pub(crate) fn take_compacted(&mut self) -> Option<Compacted> {
         self.compacted.take()
@@ -625,11 +663,8 @@ impl<'c> Run<'c> {
     /// last step is left). The prefix ends with a user message; what follows starts with a model turn, so
     /// roles still alternate and every tool_result still follows its tool_use.
     fn compact(&mut self, rule: Compaction) {
+        self.measure();
         let messages = &self.state.messages;
-        // Sizes measured before stay valid but for the last one measured (a user text may have joined it).
-        let valid = self.sizes.len().saturating_sub(1).min(messages.len());
-        self.sizes.truncate(valid);
-        self.sizes.extend(messages.iter().skip(valid).map(json_len));
         let sizes = &self.sizes;
         let total: usize = sizes.iter().sum();
         let over = |count: usize, bytes: usize| {
@@ -843,11 +878,18 @@ impl<'c> Run<'c> {
                 crate::limits::normalize_numbers(&mut u.input);
             }
         }
+        let message = Message::assistant(response.content);
+        if let Some(why) = self.too_large(json_len(&message), 0) {
+            return Err(ModelError::InvalidResponse {
+                path: "content".into(),
+                problem: format!("the model's turn was not kept: {why}"),
+            });
+        }
         self.state.iterations = self.state.iterations.saturating_add(1);
         if let Some(usage) = response.usage {
             self.state.usage.add(usage);
         }
-        self.state.messages.push(Message::assistant(response.content));
+        self.state.messages.push(message);
         self.touch(now);
         Ok(())
     }
@@ -881,6 +923,22 @@ impl<'c> Run<'c> {
     /// Records how the call `id` (the one [`Step::CallTool`] named) ended.
     pub fn tool_finished(&mut self, id: &str, mut outcome: ToolOutcome, now: u64) {
         self.touch(now);
+        // A result the checkpoint could not hold is refused where it enters: the model reads why, and what
+        // is saved can always be read back.
+        let size = match &outcome {
+            ToolOutcome::Output(text) | ToolOutcome::Error(text) => json_len(text.as_str()),
+            ToolOutcome::Interrupt(ask) => json_len(&ask.question) + ask.data.as_ref().map_or(0, json_len),
+        };
+        if let Some(why) = self.too_large(size, 0) {
+            let what = if matches!(outcome, ToolOutcome::Interrupt(_)) {
+                "question"
+            } else {
+                "result"
+            };
+            outcome = ToolOutcome::Error(format!(
+                "the tool's {what} was not kept: {why}; return less (e.g. a summary, or a reference to where the data is)"
+            ));
+        }
         let max = self.config.limits.max_depth;
         if let ToolOutcome::Interrupt(ask) = &outcome {
             if let Some(depth) = ask.data.as_ref().map(crate::limits::value_depth).filter(|d| *d > max) {
