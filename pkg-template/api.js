@@ -214,6 +214,13 @@ class Session {
   async save(checkpoint) { return Session.parts(this, 'save').#op('save', checkpoint); }
   /** Removes the session and its history. */
   async delete() { return Session.parts(this, 'delete').#op('delete'); }
+  /**
+   * Finishes what a store's write interval (Workers KV: one write per key per second) held back — a head
+   * behind the newest step (what `listSessions` reads), the last keys of a finished session — waiting for
+   * the interval first. Calls do this by themselves in the background (through the `waitUntil` option when
+   * given); call it to wait for it. `true` when nothing is left.
+   */
+  async settle() { return Session.parts(this, 'settle').#op('settle'); }
 
   free() { this.#agent = null; this.#saver = null; this.#store = null; }
   [dispose]() { this.free(); }

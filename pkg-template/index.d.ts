@@ -243,8 +243,14 @@ export function assertComplete<T>(result: AgentResponse<T> | InterruptedResponse
 
 // ---- events ----------------------------------------------------------------------------------------------
 
-/** Events of a run, as plain JSON objects (send them over SSE or postMessage as they are). */
-export type AgentEvent =
+/**
+ * Events of a run, as plain JSON objects (send them over SSE or postMessage as they are). A session's
+ * events carry `seq`: a number that only grows over the session's life (across calls and processes), to
+ * use as an SSE `id` and to ask `session.replay({ after: seq })` for what came after it. Deltas are
+ * numbered but not logged (replay skips them); `done` and `error` end a session call.
+ */
+export type AgentEvent = (
+
   | { type: 'step-start'; step: number }
   /** More of the model's text as it streams in (providers stream when the run is streamed or has onEvent). */
   | { type: 'text-delta'; step: number; text: string }
@@ -269,7 +275,8 @@ export type AgentEvent =
   /** The last event of a successful run: what prompt/resume would have returned. */
   | { type: 'done'; result: Outcome }
   /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
-  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string }; checkpoint?: Checkpoint };
+  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string }; checkpoint?: Checkpoint }
+) & { seq?: number };
 
 export interface RunOptions {
   /** Called with every event, in order, as it happens. What it throws is ignored. */
@@ -473,8 +480,17 @@ export function defineTool<I = Record<string, unknown>>(
  * resume checkpoints signed before a rotation). Secrets: at least 16 bytes, as a string (UTF-8) or bytes.
  */
 export interface CheckpointKeys {
+  /** The id of the key that signs; the others still verify (rotation). */
   current: string;
   keys: Record<string, string | Uint8Array | ArrayBuffer>;
+  /**
+   * What a signature binds a checkpoint to. Without it: a fingerprint of the agent's instructions, tool names
+   * and schemas and approval rules, so a checkpoint resumes only in an agent that decides approvals the same
+   * way (a checkpoint from another agent, or from before a deploy that changed them, is refused with
+   * CheckpointError code 'BINDING'). With a name: any agent with these keys and this name (a deploy keeps
+   * paused runs). Session checkpoints are bound to their session id as well.
+   */
+  agent?: string;
 }
 
 /** Size and depth limits of what a run accepts: checkpoints (before parsing), tool inputs, state, question data. */
@@ -583,7 +599,10 @@ export type AgentRunner = Agent;
 export interface SessionOptions {
   /** Keep the checkpoint (and history) when the run completes, to continue the conversation later (default false). */
   keepCompleted?: boolean;
-  /** History entries kept (default 100); labelled ones are kept first. 0 keeps none. */
+  /**
+   * Records kept (default: all — a session is an append-only log of steps, each record holding what its
+   * step added); the oldest unlabelled ones go first, labelled ones are kept. Also bounds `history()`.
+   */
   maxHistory?: number;
   /** 'step' (default): save after every step; 'stop': save when the run starts and stops only. */
   autoSave?: 'step' | 'stop';
@@ -592,6 +611,13 @@ export interface SessionOptions {
    * cannot hang the session). An operation given up on may still complete later.
    */
   timeoutMs?: number;
+  /**
+   * Receives work that finishes after the call returned: on a store with a write interval (Workers KV: one
+   * write per key per second) the head a listing reads and the last keys of a finished session are written
+   * or deleted once the interval allows. Pass a Worker's `(p) => ctx.waitUntil(p)` so the isolate lives
+   * for it; without it the work still runs while the process does (see `Session.settle()`).
+   */
+  waitUntil?: (work: Promise<unknown>) => void;
 }
 
 export interface Session<T = unknown> {
@@ -622,6 +648,18 @@ export interface Session<T = unknown> {
   save(checkpoint: Checkpoint): Promise<Checkpoint>;
   /** Removes the session and its history. */
   delete(): Promise<void>;
+  /**
+   * The session's logged events numbered above `after` (every one without it), in order, from any process:
+   * what a client that lost its connection missed (pass the last `seq` it saw). Step-level events, not
+   * deltas; `done` and `error` carry a compact result and the error's `{ name, message, code? }`.
+   */
+  replay(options?: { after?: number }): AsyncIterable<AgentEvent & { seq: number }>;
+  /**
+   * Finishes what a store's write interval held back (a head behind the newest step, the last keys of a
+   * finished session), waiting for the interval first. Calls start this themselves (see `waitUntil`);
+   * `true` when nothing is left.
+   */
+  settle(): Promise<boolean>;
   free(): void;
   [Symbol.dispose](): void;
 }
@@ -782,9 +820,10 @@ export class CheckpointError extends AgentError {
   /**
    * INVALID (a bad shape or broken invariant, at `path`), VERSION (newer format), JSON (not JSON), TOO_LARGE /
    * TOO_DEEP (over the limits, refused before parsing), SIGNATURE (changed, unsigned, unknown key, or sealed
-   * and unopenable).
+   * and unopenable), BINDING (signed for another agent — see CheckpointKeys.agent — or saved under another
+   * session id).
    */
-  readonly code: 'INVALID' | 'VERSION' | 'JSON' | 'TOO_LARGE' | 'TOO_DEEP' | 'SIGNATURE';
+  readonly code: 'INVALID' | 'VERSION' | 'JSON' | 'TOO_LARGE' | 'TOO_DEEP' | 'SIGNATURE' | 'BINDING';
 }
 
 /** The config or an argument is unusable; nothing ran. */
@@ -875,7 +914,11 @@ export class InstanceLostError extends AgentError {
 
 /** A saver failed. In a session, `checkpoint` holds the run that could not be saved. */
 export class SaverError extends AgentError {
-  readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION' | 'QUOTA_EXCEEDED' | 'BLOCKED' | 'CONFLICT' | 'TIMEOUT';
+  /**
+   * NOT_CHECKPOINT: `saver.get(key)` of a key that holds a session's head or one of its step records (read
+   * sessions through `session.checkpoint()` / `history()`).
+   */
+  readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION' | 'QUOTA_EXCEEDED' | 'BLOCKED' | 'CONFLICT' | 'TIMEOUT' | 'NOT_CHECKPOINT';
   readonly checkpoint?: Checkpoint;
   readonly cause?: unknown;
 }

@@ -169,9 +169,20 @@ fn no_key_is_written_twice_within_the_stores_interval_however_fast_the_steps() {
         .assert_complete()
         .unwrap();
     assert_eq!(done.text, "done");
-    // Straight away, a second call on the same session: its head write waits for a later call.
-    let more = block_on(agent.session(&saver, "fast").keep_completed(true).prompt("again"));
+    // Straight away, a second call on the same session: its head write is held back.
+    let session = agent.session(&saver, "fast").keep_completed(true);
+    let more = block_on(session.prompt("again"));
     assert!(more.is_ok(), "{more:?}");
+    assert!(session.unsettled(), "the head could not be written within the interval");
+    let listed = |id: &str| {
+        block_on(resumable_agent::list_sessions(&saver, id))
+            .unwrap()
+            .into_iter()
+            .map(|e| e.summary.step)
+            .collect::<Vec<_>>()
+    };
+    let tip = more.as_ref().unwrap().checkpoint().thread.as_ref().unwrap().step;
+    assert_ne!(listed("fast"), vec![Some(tip)], "the listing lags behind the records");
     let back = block_on(agent.session(&saver, "fast").checkpoint(None))
         .unwrap()
         .unwrap();
@@ -180,12 +191,33 @@ fn no_key_is_written_twice_within_the_stores_interval_however_fast_the_steps() {
         more.unwrap().checkpoint().clone(),
         "the records past the older head are found"
     );
+    // settle() writes the head once the interval allows: the listing shows the newest step. (Natively it
+    // has no timer and says when it is too early; on wasm32 it waits.)
+    assert!(!block_on(session.settle()).unwrap(), "too early: the store refuses");
+    assert!(session.unsettled());
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    assert!(block_on(session.settle()).unwrap());
+    assert!(!session.unsettled());
+    assert_eq!(listed("fast"), vec![Some(tip)]);
     // And deleting a session whose keys were just written removes what it may now; the rest is returned for
     // later (the npm package deletes it once the store allows).
     let short = long_agent(3);
-    let r = block_on(short.session(&saver, "gone").prompt("go")).unwrap();
+    let gone = short.session(&saver, "gone");
+    let r = block_on(gone.prompt("go")).unwrap();
     assert_eq!(r.checkpoint().messages.len(), 6);
     assert_eq!(block_on(short.session(&saver, "gone").checkpoint(None)).unwrap(), None);
+    assert!(
+        gone.unsettled(),
+        "keys written within the interval are left for settle()"
+    );
+    assert!(!block_on(saver.list("gone")).unwrap().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    assert!(block_on(gone.settle()).unwrap());
+    assert_eq!(
+        block_on(saver.list("gone")).unwrap(),
+        vec![],
+        "every key of the finished session deleted"
+    );
 }
 
 /// The agent the fixtures of the previous release were saved with.
@@ -587,4 +619,136 @@ fn one_run_per_answer_while_a_completed_session_is_deleted_slowly_and_replies_ar
             );
         }
     });
+}
+
+/// Finding 7: a value over the size limit is refused where it enters the run, so a session never saves
+/// what it then refuses to read.
+#[test]
+fn a_tool_result_or_state_over_the_size_limit_is_refused_where_it_enters_and_the_session_goes_on() {
+    let big = tool("fetch", "Fetch a page.", json!({"type": "object"}), |_, _| async move {
+        Ok(json!("y".repeat(3_000_000)))
+    });
+    let ask = tool("ask", "Ask the user.", json!({"type": "object"}), |_, _| async move {
+        Err::<Value, _>(InterruptError::new("Which page?").into())
+    });
+    let hoard = tool("hoard", "Keep a lot.", json!({"type": "object"}), |_, ctx| {
+        ctx.set_state(json!({"blob": "z".repeat(2_000_000)}));
+        async move { Ok(json!("kept")) }
+    });
+    let script = vec![
+        turn(vec![call("c1", "fetch", json!({}))]),
+        turn(vec![call("c2", "hoard", json!({}))]),
+        turn(vec![call("c3", "ask", json!({}))]),
+        ModelResponse::text("done"),
+    ];
+    let agent = Agent::builder(ScriptedModel::new(script))
+        .tool(big)
+        .tool(ask)
+        .tool(hoard)
+        .limits(resumable_agent::Limits::default().max_checkpoint_bytes(1_000_000))
+        .build()
+        .unwrap();
+    let saver = MemorySaver::new();
+    let session = agent.session(&saver, "big");
+    let paused = block_on(session.prompt("go")).unwrap();
+    let cp = paused.checkpoint().clone();
+    let results: Vec<(String, bool)> = cp
+        .messages
+        .iter()
+        .flat_map(|m| {
+            m.tool_results()
+                .map(|r| (r.content.clone(), r.is_error))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].1 && results[0].0.contains("limits.maxCheckpointBytes"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        results[0].0.contains("the tool's result was not kept"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("hoard set a state that was not kept"),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(cp.state, None, "the state was not changed");
+    // The saved session reads back, and the reply runs.
+    let done = block_on(session.reply("the first")).unwrap().assert_complete().unwrap();
+    assert_eq!(done.text, "done");
+    // A message over the limit is refused before anything is saved.
+    let huge = "w".repeat(1_100_000);
+    let refused = block_on(agent.session(&saver, "huge").prompt(&huge)).unwrap_err();
+    assert!(
+        matches!(&refused, AgentError::Argument(m) if m.contains("the message was not taken")),
+        "{refused}"
+    );
+    assert_eq!(block_on(saver.list("huge")).unwrap(), vec![]);
+}
+
+/// A memory saver whose values hold at most `max` bytes (a Durable Object holds 2 MB).
+struct SmallValues {
+    inner: MemorySaver,
+    max: usize,
+}
+
+impl Saver for SmallValues {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        self.inner.get_text(key)
+    }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.inner.put_text(key, value, summary, condition)
+    }
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.inner.delete(key)
+    }
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        self.inner.list(prefix)
+    }
+    fn compare_and_set(&self) -> bool {
+        true
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        Some(self.max)
+    }
+}
+
+#[test]
+fn a_run_larger_than_one_value_of_the_store_is_kept_across_records() {
+    // 400 steps of ~1 KB: a 475 KB run in a store of 100 KB values (as a 3 MB run in a Durable Object's 2 MB).
+    // maxHistory makes a whole record due every 50 records: past 100 KB there is none (it would not fit).
+    let saver = SmallValues {
+        inner: MemorySaver::new(),
+        max: 100_000,
+    };
+    let agent = long_agent(400);
+    let done = block_on(agent.session(&saver, "big").keep_completed(true).max_history(50).prompt("go"))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert!(done.checkpoint.to_json().len() > 450_000);
+    let listed = block_on(saver.inner.list("big")).unwrap();
+    assert!(listed.len() > 400);
+    let largest = listed
+        .iter()
+        .map(|e| block_on(saver.inner.get_text(&e.key)).unwrap().unwrap().len())
+        .max()
+        .unwrap();
+    assert!(largest <= 100_000, "a value of {largest} bytes");
+    let back = block_on(agent.session(&saver, "big").checkpoint(None)).unwrap().unwrap();
+    assert_eq!(back, done.checkpoint);
+    // And it goes on.
+    let more = block_on(agent.session(&saver, "big").keep_completed(true).max_history(50).prompt("again")).unwrap();
+    assert_eq!(more.checkpoint().messages.len(), done.checkpoint.messages.len() + 2);
 }

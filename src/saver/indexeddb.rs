@@ -114,6 +114,7 @@ pub struct IndexedDbSaver {
     slot: js_sys::Object,
     /// True when this saver made the slot, so dropping it closes the connection.
     owns_slot: bool,
+    max: super::ReadMax,
 }
 
 impl IndexedDbSaver {
@@ -138,7 +139,14 @@ impl IndexedDbSaver {
             summaries,
             slot,
             owns_slot: false,
+            max: super::ReadMax::default(),
         })
+    }
+
+    /// The read limit (the npm package sets it from the agent's limits for each call).
+    #[cfg_attr(not(feature = "js"), allow(dead_code))]
+    pub(crate) fn read_max(&self) -> &super::ReadMax {
+        &self.max
     }
 
     async fn database(&self) -> Result<IdbDatabase, SaverError> {
@@ -300,7 +308,7 @@ impl Saver for IndexedDbSaver {
             let db = self.database().await?;
             let tx = self.transaction(&db, false)?;
             let value = result_of(Self::store(&tx, &self.options.store_name)?.get(&key.into())).await?;
-            Ok(value.as_string())
+            super::text_within(&value, key, self.max.get())
         }
     }
 
@@ -346,8 +354,8 @@ impl Saver for IndexedDbSaver {
             // Every request is issued before any is awaited: one transaction, one round trip.
             let requests: Vec<_> = keys.iter().map(|k| store.get(&k.as_str().into())).collect();
             let mut out = Vec::with_capacity(keys.len());
-            for r in requests {
-                out.push(result_of(r).await?.as_string());
+            for (r, k) in requests.into_iter().zip(keys) {
+                out.push(super::text_within(&result_of(r).await?, k, self.max.get())?);
             }
             Ok(out)
         }

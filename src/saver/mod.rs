@@ -310,6 +310,50 @@ impl<S: Saver> DynSaver for S {
     }
 }
 
+/// A boxed saver of any kind is a saver: e.g. one a program picks at run time (`Box<dyn DynSaver>`).
+///
+/// ```
+/// use resumable_agent::{DynSaver, MemorySaver, Saver};
+/// let saver: Box<dyn DynSaver> = Box::new(MemorySaver::new());
+/// assert!(saver.compare_and_set());
+/// ```
+impl Saver for Box<dyn DynSaver> {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        async move { (**self).get_text_dyn(key).await }
+    }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        let summary = summary.clone();
+        async move { (**self).put_text_dyn(key, value, &summary, condition).await }
+    }
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        async move { (**self).delete_dyn(key).await }
+    }
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        async move { (**self).list_dyn(prefix).await }
+    }
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        async move { (**self).get_many_dyn(keys).await }
+    }
+    fn compare_and_set(&self) -> bool {
+        (**self).compare_and_set_dyn()
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        (**self).max_value_bytes_dyn()
+    }
+    fn min_write_interval_ms(&self) -> u64 {
+        (**self).min_write_interval_ms_dyn()
+    }
+    fn stores_records(&self) -> bool {
+        (**self).stores_records_dyn()
+    }
+}
+
 /// [`Saver::put_text`] after checking the value against [`Saver::max_value_bytes`].
 pub(crate) async fn put_checked<S: Saver + ?Sized>(
     saver: &S,
@@ -406,4 +450,45 @@ impl Saver for MemorySaver {
     fn compare_and_set(&self) -> bool {
         true
     }
+}
+
+/// The read limit of one saver, set per call from the agent's limits.
+#[derive(Debug)]
+#[allow(dead_code)] // used by the npm package's savers and IndexedDbSaver
+pub(crate) struct ReadMax(std::cell::Cell<usize>);
+
+impl Default for ReadMax {
+    fn default() -> Self {
+        ReadMax(std::cell::Cell::new(usize::MAX))
+    }
+}
+
+#[allow(dead_code)] // used by the npm package's savers and IndexedDbSaver
+impl ReadMax {
+    pub(crate) fn get(&self) -> usize {
+        self.0.get()
+    }
+
+    pub(crate) fn set(&self, max: usize) {
+        self.0.set(max);
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+#[allow(dead_code)] // used by the npm package's savers and IndexedDbSaver
+/// The text of a value read from a JS store, refused before it is copied into WebAssembly memory when its
+/// length alone passes `max` (UTF-16 units: the UTF-8 bytes are at least as many). The memory a huge value
+/// took would stay the isolate's for its life.
+pub(crate) fn text_within(v: &wasm_bindgen::JsValue, key: &str, max: usize) -> Result<Option<String>, SaverError> {
+    if let Some(s) = wasm_bindgen::JsCast::dyn_ref::<js_sys::JsString>(v) {
+        let units = s.length() as usize;
+        if units > max {
+            return Err(SaverError::Backend {
+                message: format!(
+                    "the value stored under {key:?} is at least {units} bytes; at most {max} are read (limits.maxCheckpointBytes): it was not loaded"
+                ),
+            });
+        }
+    }
+    Ok(v.as_string())
 }

@@ -18,6 +18,7 @@ mod log;
 mod store;
 
 use serde_json::Value;
+use std::sync::atomic::Ordering::Relaxed;
 
 pub use log::EVENT_BLOCK;
 pub use store::HISTORY_SEPARATOR;
@@ -72,6 +73,7 @@ pub struct Session<'a, S> {
     saver: &'a S,
     id: String,
     options: SessionOptions,
+    unsettled: std::sync::atomic::AtomicBool,
 }
 
 /// How a session keeps its run.
@@ -105,6 +107,7 @@ impl Agent {
             saver,
             id: id.into(),
             options: SessionOptions::default(),
+            unsettled: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -203,7 +206,7 @@ impl<S: Saver> Session<'_, S> {
     /// As [`Session::prompt`], [`Session::reply`] and [`Session::resume`].
     pub async fn run(&self, turn: Turn, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
         let a = self.agent;
-        run_session(
+        let ran = run_session(
             &a.config,
             &*a.model,
             self.saver,
@@ -213,8 +216,35 @@ impl<S: Saver> Session<'_, S> {
             events,
             None,
         )
-        .await
-        .outcome
+        .await;
+        if ran.unsettled {
+            self.unsettled.store(true, Relaxed);
+        }
+        ran.outcome
+    }
+
+    /// True when a call of this session left work that a store's write interval (Workers KV: one write
+    /// per key per second) held back: the head a listing reads still shows an earlier step, or a finished
+    /// session's last keys are not deleted yet. [`Session::settle`] finishes it — in a Worker, hand it to
+    /// `ctx.wait_until` so the response does not wait for it.
+    pub fn unsettled(&self) -> bool {
+        self.unsettled.load(Relaxed)
+    }
+
+    /// Finishes what a store's write interval held back (see [`Session::unsettled`]): writes the head for
+    /// the newest record, or finishes deleting an ended session. Works from any process and at any later
+    /// time; does nothing when nothing is pending. On wasm32 it waits for the interval (a host timer);
+    /// natively there is no timer without a runtime, so it returns `false` while the interval still holds
+    /// the work back — call it again later.
+    ///
+    /// # Errors
+    /// [`AgentError::Saver`]; [`AgentError::Checkpoint`] for a record that fails its signature.
+    pub async fn settle(&self) -> Result<bool, AgentError> {
+        let done = self.thread().settle().await?;
+        if done {
+            self.unsettled.store(false, Relaxed);
+        }
+        Ok(done)
     }
 
     fn thread(&self) -> Thread<'_> {
@@ -277,7 +307,11 @@ impl<S: Saver> Session<'_, S> {
     /// # Errors
     /// [`AgentError::SessionBusy`] when a call is writing it; [`AgentError::Saver`].
     pub async fn delete(&self) -> Result<(), AgentError> {
-        self.thread().delete().await.map(|_| ())
+        let young = self.thread().delete().await?;
+        if !young.is_empty() {
+            self.unsettled.store(true, Relaxed);
+        }
+        Ok(())
     }
 
     /// Reports the session's logged events numbered above `after` (all without it), in order, to `events`
@@ -313,9 +347,9 @@ pub(crate) struct SessionRun {
     /// The number its `done` or `error` event took, when the call wrote to the session.
     #[allow(dead_code)]
     pub(crate) end_seq: Option<u64>,
-    /// Keys a store with a write interval (Workers KV) could not delete yet.
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub(crate) leftover: Vec<String>,
+    /// A store's write interval (Workers KV) held back a write: the head, or deleting young keys
+    /// ([`Session::settle`] finishes it).
+    pub(crate) unsettled: bool,
 }
 
 /// The session's part in a run: numbering its events and writing a record per saved step.
@@ -401,7 +435,7 @@ pub(crate) async fn run_session(
     let failed = |e| SessionRun {
         outcome: Err(e),
         end_seq: None,
-        leftover: Vec::new(),
+        unsettled: false,
     };
     if let Err(e) = check_id(id) {
         return failed(e);
@@ -415,12 +449,12 @@ pub(crate) async fn run_session(
         Ok(l) => l,
         Err(e) => return failed(e),
     };
-    let mut leftover = Vec::new();
+    let mut unsettled = false;
     if loaded.ended {
         // A deletion that stopped long ago is finished first; a recent one may still be running.
         if matches!(turn, Turn::Prompt(_)) && crate::platform::now_ms() > loaded.ended_at + DELETION_STALE_MS {
             match delete_session(&log, &loaded, None).await {
-                Ok(l) => leftover = l,
+                Ok(l) => unsettled = !l.is_empty(),
                 Err(e) => return failed(e),
             }
             match log.load().await {
@@ -458,7 +492,7 @@ pub(crate) async fn run_session(
             return SessionRun {
                 outcome: Ok(outcome),
                 end_seq: None,
-                leftover,
+                unsettled,
             };
         }
         Err(e) => return failed(e),
@@ -495,14 +529,15 @@ pub(crate) async fn run_session(
             };
             // The run is done and paid for: a deletion that stops half-way (its end record written) is finished
             // by a later call; what the run returned is returned.
-            if let Ok(more) = delete_session(&log, &after, Some((&mut writer, &mut cp))).await {
-                leftover.extend(more);
+            match delete_session(&log, &after, Some((&mut writer, &mut cp))).await {
+                Ok(more) => unsettled |= !more.is_empty(),
+                Err(_) => unsettled = true,
             }
             announce_end(&outcome, end_seq, events);
             return SessionRun {
                 outcome,
                 end_seq: Some(end_seq),
-                leftover,
+                unsettled,
             };
         }
         // Saved only at the start: save where it stopped.
@@ -540,8 +575,9 @@ pub(crate) async fn run_session(
         _ => {}
     }
     if writer.written > 0 {
-        // The head is a hint: failing to write it loses nothing (a load probes past it).
-        let _ = writer.write_head(None).await;
+        // The head is a hint: failing to write it loses nothing (a load probes past it); a listing shows
+        // the session as it was until `settle` writes it.
+        unsettled |= !matches!(writer.write_head(None).await, Ok(true));
         if options.max_history < DEFAULT_MAX_HISTORY {
             let labels = loaded.head.labels.clone();
             if let Err(e) = store::prune(&log, &writer, &labels, options.max_history).await {
@@ -556,7 +592,7 @@ pub(crate) async fn run_session(
     SessionRun {
         outcome,
         end_seq,
-        leftover,
+        unsettled,
     }
 }
 
@@ -843,6 +879,69 @@ impl Thread<'_> {
             ..Loaded::default()
         };
         delete_session(&log, &after, None).await
+    }
+
+    /// Finishes what a store's write interval held back: a head behind the newest record is rewritten,
+    /// an ended session's keys are deleted. Waits for the interval (at most three rounds); `false` when it
+    /// still holds the work back.
+    ///
+    /// # Errors
+    /// [`AgentError::Saver`]; [`AgentError::Checkpoint`].
+    pub(crate) async fn settle(&self) -> Result<bool, AgentError> {
+        check_id(self.id)?;
+        let log = self.log();
+        let interval = log.saver.min_write_interval_ms_dyn();
+        for _ in 0..3 {
+            let loaded = log.load().await?;
+            let now = crate::platform::now_ms();
+            let ready = |at: u64| {
+                if interval == 0 {
+                    0
+                } else {
+                    at + interval + store::INTERVAL_MARGIN_MS
+                }
+            };
+            if loaded.ended {
+                let due = ready(loaded.ended_at.max(loaded.head.at));
+                if due > now {
+                    crate::platform::sleep_until(due).await;
+                    continue;
+                }
+                if delete_session(&log, &loaded, None).await?.is_empty() {
+                    return Ok(true);
+                }
+                continue;
+            }
+            if loaded.state.is_none() && loaded.head.present {
+                // A head left by a deletion that stopped before it (its records are gone).
+                let due = ready(loaded.head.at);
+                if due > now {
+                    crate::platform::sleep_until(due).await;
+                    continue;
+                }
+                if log.records().await?.is_empty() {
+                    log.saver
+                        .delete_dyn(log.id)
+                        .await
+                        .map_err(|e| store::saver_error(e, None))?;
+                }
+                return Ok(true);
+            }
+            if loaded.state.is_none() || (loaded.head.present && loaded.head.seq >= loaded.tip) {
+                return Ok(true);
+            }
+            let due = if loaded.head.present { ready(loaded.head.at) } else { 0 };
+            if due > now {
+                crate::platform::sleep_until(due).await;
+                continue;
+            }
+            let mut writer = Writer::new(&log, &loaded);
+            writer.describe_tip(&loaded);
+            if writer.write_head(None).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Reports the logged events numbered above `after`, in order.

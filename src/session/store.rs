@@ -41,9 +41,12 @@ const SNAPSHOT_MAX_RECORDS: usize = 2000;
 /// Records read per round trip while probing past the head, at most.
 const PROBE_MAX: u64 = 64;
 /// Margin added to a store's write interval (clocks of different machines differ a little).
-const INTERVAL_MARGIN_MS: u64 = 200;
+pub(crate) const INTERVAL_MARGIN_MS: u64 = 200;
 
-fn saver_error(source: SaverError, checkpoint: Option<&Checkpoint>) -> AgentError {
+/// Room for a whole record's log member (and a seal) beside the checkpoint, against a store's value limit.
+const WHOLE_RECORD_FRAME: usize = 4096;
+
+pub(crate) fn saver_error(source: SaverError, checkpoint: Option<&Checkpoint>) -> AgentError {
     AgentError::Saver {
         source,
         checkpoint: checkpoint.map(|c| Box::new(c.clone())),
@@ -830,14 +833,34 @@ impl<'a> Writer<'a> {
     /// True when this record should hold the whole checkpoint.
     fn whole_due(&mut self, cp: &Checkpoint) -> bool {
         if self.chain.len >= SNAPSHOT_MAX_RECORDS || self.max_chain.is_some_and(|m| self.chain.len + 1 >= m.max(1)) {
-            return true;
+            return self.fits_whole(cp);
         }
         if self.chain.bytes < self.snapshot_check {
             return false;
         }
         let size = cp.to_json().len();
         self.snapshot_check = self.chain.bytes + size / 2;
+        // A store whose values are smaller than the run (a Durable Object's 2 MB) keeps it as records: a whole
+        // one would not fit.
+        if self.log.saver.max_value_bytes_dyn().is_some_and(|max| self.stored_whole(size) > max) {
+            return false;
+        }
         self.chain.bytes > size.saturating_mul(2)
+    }
+
+    /// True unless the store's values are too small for `cp` whole.
+    fn fits_whole(&self, cp: &Checkpoint) -> bool {
+        match self.log.saver.max_value_bytes_dyn() {
+            Some(max) => self.stored_whole(cp.to_json().len()) <= max,
+            None => true,
+        }
+    }
+
+    /// About how many bytes a whole record of a checkpoint of `size` bytes takes in the store (sealed:
+    /// base64 of the ciphertext).
+    fn stored_whole(&self, size: usize) -> usize {
+        let size = if self.log.codec.sealed() { size / 3 * 4 + 64 } else { size };
+        size.saturating_add(WHOLE_RECORD_FRAME)
     }
 
     /// Writes `cp` as the next record. `saved`: how the messages changed since the last record (`None`:
@@ -1107,7 +1130,13 @@ pub(crate) async fn delete_session(
         end = Some(w.write(cp, None, false, extra).await?);
     }
     let records = log.records().await?;
-    let recent = |at: Option<u64>| interval > 0 && at.is_none_or(|t| now < t + interval + INTERVAL_MARGIN_MS);
+    // A position the listing does not show was written at the latest when the session last was.
+    let last_write = if end.is_some() {
+        now
+    } else {
+        loaded.ended_at.max(loaded.head.at)
+    };
+    let recent = |at: Option<u64>| interval > 0 && now < at.unwrap_or(last_write) + interval + INTERVAL_MARGIN_MS;
     let mut keys: Vec<(u64, String, Option<u64>)> = records
         .into_iter()
         .filter_map(|e| Some((position_of(log.id, &e.key)?, e.key, e.summary.updated_at)))

@@ -81,10 +81,15 @@ fn interrupt_of(error: &JsValue) -> InterruptError {
     }
     let data = get(error, "data");
     if !data.is_undefined() {
-        i.data = json_text(&data)
-            .ok()
-            .flatten()
-            .and_then(|t| serde_json::from_str(&t).ok());
+        // Plain JSON (InterruptError checked it): what does not read back is nested beyond the parser's bound,
+        // which the run refuses like any data over limits.maxDepth.
+        i.data = Some(
+            json_text(&data)
+                .ok()
+                .flatten()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_else(|| too_deep_marker()),
+        );
     }
     i.expires_in_ms = get(error, "expiresInMs")
         .as_f64()
@@ -104,11 +109,21 @@ fn context(ctx: &ToolContext<'_>) -> JsValue {
     tool_context(ctx.tool_use_id, ctx.run_id, ctx.state().map(|s| s.to_string()))
 }
 
-/// Records the state a JS tool set through its context.
+/// Records the state a JS tool set through its context. A state that does not read back (nested beyond the
+/// parser's bound) is set as a value deeper than any limit, so the run refuses it with its usual error.
 fn take_state(js_ctx: &JsValue, ctx: &ToolContext<'_>) {
-    if let Some(value) = next_state(js_ctx).and_then(|text| serde_json::from_str::<Value>(&text).ok()) {
-        ctx.set_state(value);
+    if let Some(text) = next_state(js_ctx) {
+        ctx.set_state(serde_json::from_str::<Value>(&text).unwrap_or_else(|_| too_deep_marker()));
     }
+}
+
+/// A JSON value nested deeper than [`crate::MAX_DEPTH_LIMIT`] allows, standing for one that could not be read.
+fn too_deep_marker() -> Value {
+    let mut v = Value::Null;
+    for _ in 0..=crate::MAX_DEPTH_LIMIT {
+        v = Value::Array(vec![v]);
+    }
+    v
 }
 
 /// A `needsApproval` value (or what its function returned) as an [`Approval`].

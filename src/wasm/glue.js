@@ -29,7 +29,10 @@ export class InterruptError extends Error {
         }
         this.options = [...options.options];
       }
-      if (options.data !== undefined) this.data = options.data;
+      if (options.data !== undefined) {
+        checkPlainJson(options.data, 'InterruptError options.data');
+        this.data = options.data;
+      }
       if (options.expiresInMs !== undefined) {
         if (!Number.isSafeInteger(options.expiresInMs) || options.expiresInMs < 0) {
           throw new ConfigError(`InterruptError options.expiresInMs: expected a non-negative integer, got ${describeValue(options.expiresInMs)}`);
@@ -428,8 +431,12 @@ export function outcome(text, messages, checkpoint) {
 // ---- agent state ---------------------------------------------------------------------------------------
 
 /** Where `value` stops being plain JSON (null, booleans, finite numbers, strings, arrays, plain objects). */
-function notJson(value, path, seen) {
+/** Deeper than any checkpoint can hold (limits.maxDepth is at most 120): refused here, before a stack overflows. */
+const JSON_DEPTH_BOUND = 128;
+
+function notJson(value, path, seen, depth = 0) {
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return undefined;
+  if (depth >= JSON_DEPTH_BOUND) return `${path.slice(0, 60)}…: nested more than ${JSON_DEPTH_BOUND} deep`;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path}: ${value} is not a JSON number`;
   if (typeof value !== 'object') return `${path}: ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`} is not JSON`;
   if (seen.has(value)) return `${path}: a cycle is not JSON`;
@@ -437,7 +444,7 @@ function notJson(value, path, seen) {
   try {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        const p = notJson(value[i], `${path}[${i}]`, seen);
+        const p = notJson(value[i], `${path}[${i}]`, seen, depth + 1);
         if (p) return p;
       }
       return undefined;
@@ -445,7 +452,7 @@ function notJson(value, path, seen) {
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) return `${path}: a ${value.constructor?.name ?? 'class instance'} is not plain JSON`;
     for (const [k, v] of Object.entries(value)) {
-      const p = notJson(v, `${path}.${k}`, seen);
+      const p = notJson(v, `${path}.${k}`, seen, depth + 1);
       if (p) return p;
     }
     return undefined;
@@ -534,10 +541,17 @@ export function checkpointKeysSpec(config) {
     }
     keys.push(Object.freeze([kid, bytes]));
   }
+  const name = given.agent;
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 200)) {
+    throw new ConfigError(`config.checkpointKeys.agent: expected the agent's name (a non-empty string of at most 200 characters), got ${describeValue(name)}`);
+  }
+  for (const k of Object.keys(given)) {
+    if (!['current', 'keys', 'agent'].includes(k)) throw new ConfigError(`config.checkpointKeys.${k}: unknown option (current, keys, agent)`);
+  }
   if (!globalThis.crypto?.subtle) {
     throw new ConfigError('config.checkpointKeys: this host has no Web Crypto (globalThis.crypto.subtle); signed checkpoints need Node 20 or later, a Worker or a browser');
   }
-  return Object.freeze({ current: given.current, keys: Object.freeze(keys), sealed: sealed === true });
+  return Object.freeze({ current: given.current, keys: Object.freeze(keys), sealed: sealed === true, agent: name });
 }
 
 /**

@@ -198,6 +198,9 @@ fn keys_of(spec: &JsValue) -> Option<crate::keys::CheckpointKeys> {
         let secret = js_sys::Uint8Array::new(&pair.get(1)).to_vec();
         out = out.key(kid, secret);
     }
+    if let Some(name) = prop(&keys, "agent").as_string() {
+        out = out.agent(name);
+    }
     Some(out)
 }
 
@@ -459,28 +462,37 @@ fn numbered(event: &Event<'_>, seq: u64) -> JsValue {
     js_sys::JSON::parse(&text).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// Deletes keys a store with a write interval (Workers KV) could not delete at once, once it allows it: in
-/// a task of its own, handed to the session's `waitUntil` when given (a Worker's `ctx.waitUntil` keeps the
-/// isolate alive for it).
-fn delete_later(saver_spec: &JsValue, saver: &JsValue, keys: Vec<String>, session: &JsValue) {
-    if keys.is_empty() {
-        return;
-    }
-    let (saver_spec, saver) = (saver_spec.clone(), saver.clone());
+/// Finishes, once the store allows it, what its write interval (Workers KV) held back — a head behind the
+/// newest record, keys of a finished session not deleted yet — in a task of its own, handed to the
+/// session's `waitUntil` when given (a Worker's `ctx.waitUntil` keeps the isolate alive for it).
+fn settle_later(spec: &JsValue, saver_spec: &JsValue, saver: &JsValue, id: &str, session: &JsValue) {
+    let (spec, saver_spec, saver, id) = (spec.clone(), saver_spec.clone(), saver.clone(), id.to_owned());
+    let max_history = session_options(session).map_or(crate::session::DEFAULT_MAX_HISTORY, |o| o.max_history);
     let task = async move {
-        if let Ok(store) = AnySaver::from_js(&saver_spec, &saver) {
-            let wait = store.min_write_interval_ms() + 250;
-            crate::platform::sleep_until(crate::platform::now_ms() + wait).await;
-            for key in keys {
-                let _ = store.delete(&key).await;
-            }
-        }
+        // Wait first, holding nothing in wasm memory but the timer: an isolate serving many requests has many
+        // of these pending.
+        let interval = AnySaver::from_js(&saver_spec, &saver)?.min_write_interval_ms();
+        crate::platform::sleep_until(crate::platform::now_ms() + interval + 250).await;
+        let parts = Parts::build(&spec)?;
+        let any =
+            AnySaver::from_js(&saver_spec, &saver)?.read_at_most(parts.config.codec().limits.max_checkpoint_bytes);
+        let thread = Thread {
+            saver: &any,
+            id: &id,
+            config: &parts.config,
+            max_history,
+        };
+        thread.settle().await.map_err(|e| agent_error(e, any.cause()))?;
         Ok(JsValue::UNDEFINED)
     };
-    let promise = future_to_promise(task);
     let wait_until = get(session, "waitUntil");
     if let Some(f) = wait_until.dyn_ref::<Function>() {
-        let _ = f.call1(&JsValue::UNDEFINED, &promise);
+        let _ = f.call1(&JsValue::UNDEFINED, &future_to_promise(task));
+    } else {
+        // Nobody waits for it: a failure is dropped (the next call or `settle()` finishes the work).
+        wasm_bindgen_futures::spawn_local(async move {
+            let _: Result<JsValue, JsValue> = task.await;
+        });
     }
 }
 
@@ -641,7 +653,8 @@ pub fn run_session_js(
         let session_js = session.clone();
         let session = session_options(&session)?;
         let parts = Parts::build(&spec)?;
-        let any = AnySaver::from_js(&saver_spec, &saver)?;
+        let any =
+            AnySaver::from_js(&saver_spec, &saver)?.read_at_most(parts.config.codec().limits.max_checkpoint_bytes);
         let store = savers::Timed {
             inner: &any,
             ms: timeout,
@@ -666,7 +679,9 @@ pub fn run_session_js(
             Some(&aborted),
         )
         .await;
-        delete_later(&saver_spec, &saver, ran.leftover, &session_js);
+        if ran.unsettled {
+            settle_later(&spec, &saver_spec, &saver, &id, &session_js);
+        }
         let ran = ran.outcome;
         let cause = match &ran {
             Ok(_) => None,
@@ -695,7 +710,8 @@ pub fn session_op(
     future_to_promise(async move {
         let parts = Parts::build(&spec)?;
         let codec = parts.config.codec();
-        let any = AnySaver::from_js(&saver_spec, &saver)?;
+        let any =
+            AnySaver::from_js(&saver_spec, &saver)?.read_at_most(parts.config.codec().limits.max_checkpoint_bytes);
         let store = savers::Timed {
             inner: &any,
             ms: saver_timeout(&session)?,
@@ -750,9 +766,11 @@ pub fn session_op(
                 let cp = parts.checkpoint_in(&a).await.map_err(|e| agent_error(e, None))?;
                 checkpoint_out(codec, &thread.save(&cp).await.map_err(fail)?).await
             }
+            "settle" => Ok(JsValue::from_bool(thread.settle().await.map_err(fail)?)),
             "delete" => {
-                let leftover = thread.delete().await.map_err(fail)?;
-                delete_later(&saver_spec, &saver, leftover, &session);
+                if !thread.delete().await.map_err(fail)?.is_empty() {
+                    settle_later(&spec, &saver_spec, &saver, &id, &session);
+                }
                 Ok(JsValue::UNDEFINED)
             }
             "replay" => {

@@ -4,6 +4,8 @@
 //! session uses the Rust saver directly. Any other object with get/put/delete(/list) is duck-typed.
 
 use std::cell::RefCell;
+
+use crate::saver::{ReadMax, text_within};
 use std::future::Future;
 
 use js_sys::{Array, Function, Map, Object, Promise};
@@ -95,18 +97,24 @@ struct ListKey {
     metadata: Option<Value>,
 }
 
-impl KvBackend for KvNamespace {
+/// A KV namespace binding and the read limit of its saver.
+pub(crate) struct KvNs {
+    ns: KvNamespace,
+    max: ReadMax,
+}
+
+impl KvBackend for KvNs {
     fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
-        let returned = self.kv_get(key);
+        let returned = self.ns.kv_get(key);
         async move {
             let v = settle(returned).await.map_err(|e| js_backend(&e))?;
-            Ok(v.as_string())
+            text_within(&v, key, self.max.get())
         }
     }
 
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
         let array: Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
-        let returned = self.kv_get_bulk(&array, "text");
+        let returned = self.ns.kv_get_bulk(&array, "text");
         async move {
             // A binding with bulk reads answers a Map; a stand-in without them (`get` of an array) anything
             // else: then the keys are read one by one.
@@ -115,10 +123,10 @@ impl KvBackend for KvNamespace {
                 Err(_) => None,
             };
             match bulk {
-                Some(map) => Ok(keys
+                Some(map) => keys
                     .iter()
-                    .map(|k| map.get(&JsValue::from_str(k)).as_string())
-                    .collect()),
+                    .map(|k| text_within(&map.get(&JsValue::from_str(k)), k, self.max.get()))
+                    .collect(),
                 None => {
                     let mut out = Vec::with_capacity(keys.len());
                     for k in keys {
@@ -131,7 +139,7 @@ impl KvBackend for KvNamespace {
     }
 
     fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend {
-        let returned = self.kv_get_with_metadata(key);
+        let returned = self.ns.kv_get_with_metadata(key);
         async move {
             let v = settle(returned).await.map_err(|e| js_backend(&e))?;
             if get(&v, "value").is_null() || get(&v, "value").is_undefined() {
@@ -159,12 +167,12 @@ impl KvBackend for KvNamespace {
         if let Some(ttl) = ttl {
             set(&options, "expirationTtl", &JsValue::from_f64(ttl as f64));
         }
-        let returned = self.kv_put(key, &value, &options);
+        let returned = self.ns.kv_put(key, &value, &options);
         async move { settle(returned).await.map(|_| ()).map_err(|e| js_backend(&e)) }
     }
 
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
-        let returned = self.kv_delete(key);
+        let returned = self.ns.kv_delete(key);
         async move { settle(returned).await.map(|_| ()).map_err(|e| js_backend(&e)) }
     }
 
@@ -178,7 +186,7 @@ impl KvBackend for KvNamespace {
         if let Some(c) = &cursor {
             set(&options, "cursor", &c.into());
         }
-        let returned = self.kv_list(&options);
+        let returned = self.ns.kv_list(&options);
         async move {
             let v = settle(returned).await.map_err(|e| js_backend(&e))?;
             let text = json_text(&v).ok().flatten().unwrap_or_default();
@@ -199,9 +207,19 @@ impl KvBackend for KvNamespace {
 /// The memory saver over a JS `Map`, so its contents are JS strings the garbage collector manages.
 pub(crate) struct MapSaver {
     map: Map,
+    max: ReadMax,
 }
 
 impl MapSaver {
+    /// The value under `key`, within the read limit.
+    fn value(&self, key: &str) -> Result<Option<String>, SaverError> {
+        let v = self.map.get(&key.into());
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        text_within(&Array::from(&v).get(0), key, self.max.get())
+    }
+
     fn entry(&self, key: &str) -> Option<(String, String)> {
         let v = self.map.get(&key.into());
         if v.is_undefined() {
@@ -214,7 +232,7 @@ impl MapSaver {
 
 impl Saver for MapSaver {
     fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
-        std::future::ready(Ok(self.entry(key).map(|(json, _)| json)))
+        std::future::ready(self.value(key))
     }
 
     fn put_text(
@@ -244,7 +262,7 @@ impl Saver for MapSaver {
     }
 
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
-        std::future::ready(Ok(keys.iter().map(|k| self.entry(k).map(|(v, _)| v)).collect()))
+        std::future::ready(keys.iter().map(|k| self.value(k)).collect())
     }
 
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
@@ -361,7 +379,7 @@ fn indexed_db_options(options: &JsValue) -> Result<IndexedDbOptions, JsValue> {
 /// A saver for one call: built-in (from its spec) or written in JS.
 pub(crate) enum AnySaver {
     Memory(MapSaver),
-    Kv(KvStoreSaver<KvNamespace>),
+    Kv(KvStoreSaver<KvNs>),
     IndexedDb(IndexedDbSaver),
     /// A store written in JS at the text level (the file and Durable Object savers).
     Text(JsTextStore),
@@ -375,9 +393,13 @@ impl AnySaver {
         match get(spec, "kind").as_string().as_deref() {
             Some("memory") => Ok(AnySaver::Memory(MapSaver {
                 map: get(spec, "map").unchecked_into(),
+                max: ReadMax::default(),
             })),
             Some("kv") => Ok(AnySaver::Kv(KvStoreSaver {
-                backend: get(spec, "namespace").unchecked_into(),
+                backend: KvNs {
+                    ns: get(spec, "namespace").unchecked_into(),
+                    max: ReadMax::default(),
+                },
                 options: KvOptions {
                     prefix: text("prefix"),
                     expiration_ttl: get(spec, "expirationTtl").as_f64().map(|t| t as u64),
@@ -397,6 +419,20 @@ impl AnySaver {
             Some("text") => Ok(AnySaver::Text(JsTextStore::new(get(spec, "store")))),
             _ => JsSaver::new(object.clone()).map(AnySaver::Js),
         }
+    }
+
+    /// Refuses, before copying it into WebAssembly memory, a stored value longer than `max` (the agent's
+    /// `limits.maxCheckpointBytes`; a record is never larger than the checkpoint it holds).
+    pub(crate) fn read_at_most(self, max: usize) -> Self {
+        let cell = match &self {
+            AnySaver::Memory(s) => &s.max,
+            AnySaver::Kv(s) => &s.backend.max,
+            AnySaver::IndexedDb(s) => s.read_max(),
+            AnySaver::Text(s) => &s.max,
+            AnySaver::Js(s) => &s.max,
+        };
+        cell.set(max);
+        self
     }
 
     /// What the saver written in JS threw last (the `cause` of a `SaverError`).
@@ -666,6 +702,7 @@ pub fn saver_call(spec: JsValue, op: &str, key: JsValue, value: JsValue, conditi
 pub(crate) struct JsSaver {
     object: SaverLike,
     pub(crate) last_error: RefCell<Option<JsValue>>,
+    max: ReadMax,
 }
 
 impl JsSaver {
@@ -678,6 +715,7 @@ impl JsSaver {
         Ok(JsSaver {
             object: object.unchecked_into(),
             last_error: RefCell::new(None),
+            max: ReadMax::default(),
         })
     }
 
@@ -725,7 +763,7 @@ impl Saver for JsSaver {
             if v.is_null() || v.is_undefined() {
                 return Ok(None);
             }
-            if let Some(text) = v.as_string() {
+            if let Some(text) = text_within(&v, key, self.max.get())? {
                 return Ok(Some(text));
             }
             json_text(&v)
@@ -833,6 +871,7 @@ extern "C" {
 pub(crate) struct JsTextStore {
     store: TextStoreLike,
     pub(crate) last_error: RefCell<Option<JsValue>>,
+    max: ReadMax,
 }
 
 impl JsTextStore {
@@ -840,6 +879,7 @@ impl JsTextStore {
         JsTextStore {
             store: store.unchecked_into(),
             last_error: RefCell::new(None),
+            max: ReadMax::default(),
         }
     }
 
@@ -863,7 +903,7 @@ impl Saver for JsTextStore {
             let v = settle(returned)
                 .await
                 .map_err(|e| self.failed(e, key, Condition::Any))?;
-            Ok(v.as_string())
+            text_within(&v, key, self.max.get())
         }
     }
 
@@ -947,7 +987,8 @@ impl Saver for JsTextStore {
                             ),
                         });
                     }
-                    Ok(array.iter().map(|v| v.as_string()).collect())
+                    let max = self.max.get();
+                    array.iter().zip(keys).map(|(v, k)| text_within(&v, k, max)).collect()
                 }
                 None => {
                     let mut out = Vec::with_capacity(keys.len());
