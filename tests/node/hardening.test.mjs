@@ -257,6 +257,125 @@ describe('limits', () => {
   });
 });
 
+describe('checkpoints bound to their agent and session (issue 22, findings 2 and 5)', () => {
+  const ran = [];
+  const tools = (approval) => [
+    defineTool({ name: 'lookup', description: 'l', schema: { type: 'object' }, handle: () => { ran.push('lookup'); throw new InterruptError('Which account?'); } }),
+    defineTool({ name: 'transfer', description: 't', schema: { type: 'object' }, needsApproval: approval, handle: () => { ran.push('transfer'); return 'sent'; } }),
+  ];
+  const script = () => scriptedModel([
+    { content: [toolUse('c1', 'lookup', {})] },
+    { content: [toolUse('c2', 'transfer', { amount: 100 })] },
+    { content: [{ type: 'text', text: 'Done.' }] },
+  ]);
+
+  test("another agent with the same keys cannot resume a checkpoint to skip its approval rules; a named agent can", async () => {
+    ran.length = 0;
+    const a = agent({ model: script(), tools: tools(false), checkpointKeys: KEYS });
+    const paused = await a.prompt('Pay.');
+    const b = agent({ model: script(), tools: tools(true), checkpointKeys: KEYS });
+    const e = await refused(b.resume(paused.checkpoint, 'savings'), 'BINDING');
+    assert.match(e.message, /another agent/);
+    assert.deepEqual(ran, ['lookup'], 'nothing ran in the other agent');
+    // Named: checkpoints survive a deploy that changes the tools, and the new rules apply to what comes next.
+    const named = { ...KEYS, agent: 'payments' };
+    const v1 = agent({ model: script(), tools: tools(false), checkpointKeys: named });
+    const v2 = agent({ model: script(), tools: tools(true), checkpointKeys: named });
+    const p1 = await v1.prompt('Pay.');
+    const r2 = await v2.resume(p1.checkpoint, 'savings');
+    assert.equal(r2.interrupts?.[0]?.kind, 'approval', 'the approval v2 added is asked');
+    assert.ok(!ran.includes('transfer'));
+    await refused(a.resume(p1.checkpoint, 'savings'), 'BINDING');
+    assert.throws(() => agent({ model: script(), checkpointKeys: { ...KEYS, agent: '' } }), (x) => x instanceof ConfigError && /checkpointKeys.agent/.test(x.message));
+    assert.throws(() => agent({ model: script(), checkpointKeys: { ...KEYS, agnet: 'x' } }), (x) => x instanceof ConfigError && /checkpointKeys.agnet: unknown option/.test(x.message));
+  });
+
+  for (const sealed of [false, true]) {
+    test(`a ${sealed ? 'sealed' : 'signed'} session's records copied under another session id are refused`, async () => {
+      ran.length = 0;
+      const { map, saver } = rawStore();
+      const a = agent({ model: script(), tools: tools(false), checkpointKeys: KEYS, sealed });
+      await a.session(saver, 'alice').prompt('Pay.');
+      for (const [k, v] of [...map]) if (k.startsWith('alice')) map.set(k.replace('alice', 'mallory'), { ...v });
+      const e = await a.session(saver, 'mallory').reply('savings').catch((x) => x);
+      assert.ok(e instanceof CheckpointError && ['BINDING', 'SIGNATURE'].includes(e.code), `${e?.name} ${e?.code}: ${e?.message}`);
+      assert.deepEqual(ran, ['lookup'], "mallory's reply ran nothing of alice's");
+      assert.equal((await a.session(saver, 'alice').reply('savings')).text, 'Done.', "alice's session is untouched");
+    });
+  }
+});
+
+describe('limits where values enter a session (issue 22, findings 7, 9, 10)', () => {
+  const nest = (n) => { let v = 'leaf'; for (let i = 0; i < n; i += 1) v = [v]; return v; };
+
+  test('a tool result or state over maxCheckpointBytes becomes an error result; the session reads back and goes on', async () => {
+    const tools = [
+      defineTool({ name: 'fetch', description: 'f', schema: { type: 'object' }, handle: () => 'y'.repeat(3_000_000) }),
+      defineTool({ name: 'hoard', description: 'h', schema: { type: 'object' }, handle: (_, ctx) => { ctx.setState({ blob: 'z'.repeat(2_000_000) }); return 'kept'; } }),
+      defineTool({ name: 'ask', description: 'a', schema: { type: 'object' }, handle: () => { throw new InterruptError('Which page?'); } }),
+    ];
+    const model = scriptedModel([
+      { content: [toolUse('c1', 'fetch', {}), toolUse('c2', 'hoard', {})] },
+      { content: [toolUse('c3', 'ask', {})] },
+      { content: [{ type: 'text', text: 'Done.' }] },
+    ]);
+    const { saver } = rawStore();
+    const a = agent({ model, tools, limits: { maxCheckpointBytes: 1_000_000 } });
+    const paused = await a.session(saver, 'big').prompt('Go.');
+    assert.equal(paused.question, 'Which page?');
+    const results = paused.checkpoint.messages[2].content;
+    assert.match(results[0].content, /the tool's result was not kept: it is 3000002 bytes of JSON.*at most 1000000 \(limits.maxCheckpointBytes\)/);
+    assert.match(results[1].content, /hoard set a state that was not kept/);
+    assert.ok(results.every((b) => b.isError));
+    // Before the fix the next reply failed CORRUPT for ever.
+    assert.equal((await a.session(saver, 'big').reply('the first')).text, 'Done.');
+  });
+
+  test('with the default limits, a 34 MB tool result does not strand the session', async () => {
+    const model = scriptedModel([{ content: [toolUse('c1', 'fetch', {})] }, { content: [toolUse('c2', 'ask', {})] }, { content: [{ type: 'text', text: 'Done.' }] }]);
+    const tools = [
+      defineTool({ name: 'fetch', description: 'f', schema: { type: 'object' }, handle: () => 'y'.repeat(34_000_000) }),
+      defineTool({ name: 'ask', description: 'a', schema: { type: 'object' }, handle: () => { throw new InterruptError('Sure?'); } }),
+    ];
+    const { saver } = rawStore();
+    const a = agent({ model, tools });
+    const paused = await a.session(saver, 'huge').prompt('Go.');
+    assert.match(paused.checkpoint.messages[2].content[0].content, /not kept.*limits.maxCheckpointBytes/);
+    assert.equal((await a.session(saver, 'huge').reply('yes')).text, 'Done.');
+  });
+
+  test('a stored value over the limit is refused before it is copied into wasm memory', async () => {
+    const { map, saver } = rawStore();
+    const { a } = counted({ limits: { maxCheckpointBytes: 1_000_000 } });
+    await a.session(saver, 's').prompt('Go.');
+    const [key] = [...map.keys()].filter((k) => k.includes('#~')).slice(-1);
+    map.get(key).value = `{"log":{"seq":1},"pad":"${'p'.repeat(60_000_000)}"}`;
+    const before = memoryUsage().wasmBytes;
+    const e = await a.session(saver, 's').reply('Friday').catch((x) => x);
+    assert.ok(e instanceof SaverError, `${e?.name}: ${e?.message}`);
+    assert.match(e.message, /at least 600000\d\d bytes; at most 1000000 are read \(limits.maxCheckpointBytes\)/);
+    assert.ok(memoryUsage().wasmBytes < before + 8_000_000, `wasm memory grew ${memoryUsage().wasmBytes - before} bytes`);
+  });
+
+  test('state and interrupt data nested 128+ deep are refused with a typed error, never silently dropped', async () => {
+    // 121–127 deep reach the run and are over limits.maxDepth; 128 and deeper (to 100,000) are refused in JS
+    // before a stack can overflow. Each becomes the tool's error result.
+    for (const depth of [125, 128, 300, 100_000]) {
+      const tools = [
+        defineTool({ name: 'deepstate', description: 'd', schema: { type: 'object' }, handle: (_, ctx) => { ctx.setState(nest(depth)); return 'ok'; } }),
+        defineTool({ name: 'deepask', description: 'd', schema: { type: 'object' }, handle: () => { throw new InterruptError('q', { data: nest(depth) }); } }),
+      ];
+      const model = scriptedModel([{ content: [toolUse('c1', 'deepstate', {}), toolUse('c2', 'deepask', {})] }, { content: [{ type: 'text', text: 'Done.' }] }]);
+      const r = await agent({ model, tools, state: { n: 1 } }).prompt('Go.');
+      assert.equal(r.text, 'Done.', `depth ${depth}`);
+      const results = r.messages[2].content;
+      assert.ok(results.every((b) => b.isError && /nested|deep/.test(b.content)), `depth ${depth}: ${JSON.stringify(results).slice(0, 400)}`);
+      assert.deepEqual(r.checkpoint.state, { n: 1 }, 'the state was not changed');
+    }
+    assert.throws(() => new InterruptError('q', { data: nest(100_000) }), (e) => e instanceof ConfigError && /nested more than 128 deep/.test(e.message));
+  });
+});
+
 describe('forged resumes without keys', () => {
   test('a reused call id, a result for a call never made, text before results: refused, nothing runs', async () => {
     const { a, calls } = counted({}, [
