@@ -17,8 +17,28 @@ function arg(name, fallback) {
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : fallback;
 }
 
+/** Stops with a one-line message (no stack trace) and exit code 2. */
+function fail(message) {
+  process.stderr.write(`${safe(message)}\n`);
+  process.exit(2);
+}
+
+// Text from the model, a tool or a session file is shown, never obeyed: terminal control characters (ESC
+// sequences such as an OSC 52 clipboard write, C1 controls) and bidi overrides become visible escapes.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+function safe(text) {
+  return String(text).replace(CONTROL, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+}
+
 const sessionId = arg('session', 'default');
-const saver = fileSaver({ dir: arg('dir', '.sessions') });
+let saver;
+try {
+  // Files are the user's alone: mode 0600 in a 0700 directory.
+  saver = fileSaver({ dir: arg('dir', '.sessions') });
+} catch (e) {
+  fail(`--dir: ${e.message}`);
+}
 
 const askUser = defineTool({
   name: 'ask_user',
@@ -45,9 +65,14 @@ function model() {
 }
 
 const trip = agent({ instructions: 'Plan trips. Ask for what you miss.', tools: [askUser], model: model() });
-const session = trip.session(saver, sessionId, { keepCompleted: true });
+let session;
+try {
+  session = trip.session(saver, sessionId, { keepCompleted: true });
+} catch (e) {
+  fail(`--session ${JSON.stringify(sessionId)}: ${e.message}`);
+}
 
-const out = (line) => process.stdout.write(`${line}\n`);
+const out = (line) => process.stdout.write(`${safe(line)}\n`);
 const when = (ms) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
 
 const messages = (n) => `${n} message${n === 1 ? '' : 's'}`;
@@ -101,7 +126,7 @@ async function say(text) {
   await show(result);
 }
 
-const restored = await session.checkpoint();
+const restored = await session.checkpoint().catch((e) => fail(`--session ${JSON.stringify(sessionId)}: ${e.name}: ${e.message}`));
 out(restored ? `restored: ${describeCheckpoint(restored)}` : `new session "${sessionId}"`);
 
 const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
