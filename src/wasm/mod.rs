@@ -462,38 +462,60 @@ fn numbered(event: &Event<'_>, seq: u64) -> JsValue {
     js_sys::JSON::parse(&text).unwrap_or(JsValue::UNDEFINED)
 }
 
+thread_local! {
+    /// The last background settle of this instance: each waits for the one before it, so an isolate serving
+    /// many requests runs one at a time (its wasm memory is not raised by a burst of them).
+    static SETTLE_TAIL: std::cell::RefCell<Option<Promise>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Finishes, once the store allows it, what its write interval (Workers KV) held back — a head behind the
 /// newest record, keys of a finished session not deleted yet — in a task of its own, handed to the
-/// session's `waitUntil` when given (a Worker's `ctx.waitUntil` keeps the isolate alive for it).
+/// session's `waitUntil` when given (a Worker's `ctx.waitUntil` keeps the isolate alive for it). A failure is
+/// dropped: the next call, or `settle()`, finishes the work.
 fn settle_later(spec: &JsValue, saver_spec: &JsValue, saver: &JsValue, id: &str, session: &JsValue) {
     let (spec, saver_spec, saver, id) = (spec.clone(), saver_spec.clone(), saver.clone(), id.to_owned());
     let max_history = session_options(session).map_or(crate::session::DEFAULT_MAX_HISTORY, |o| o.max_history);
+    let before = SETTLE_TAIL.with(|t| t.borrow().clone());
     let task = async move {
         // Wait first, holding nothing in wasm memory but the timer: an isolate serving many requests has many
-        // of these pending.
+        // of these pending. Then the settle before this one.
         let interval = AnySaver::from_js(&saver_spec, &saver)?.min_write_interval_ms();
         crate::platform::sleep_until(crate::platform::now_ms() + interval + 250).await;
-        let parts = Parts::build(&spec)?;
-        let any =
-            AnySaver::from_js(&saver_spec, &saver)?.read_at_most(parts.config.codec().limits.max_checkpoint_bytes);
-        let thread = Thread {
-            saver: &any,
-            id: &id,
-            config: &parts.config,
-            max_history,
-        };
-        thread.settle().await.map_err(|e| agent_error(e, any.cause()))?;
-        Ok(JsValue::UNDEFINED)
+        if let Some(p) = before {
+            // Not for ever: a store that never answers holds up one settle, not every later one.
+            let _ = wasm_bindgen_futures::JsFuture::from(glue::race(&p, 30_000.0)).await;
+        }
+        // Boxed: the state of the work takes memory only while it runs, not while the task waits.
+        Box::pin(settle_now(spec, saver_spec, saver, id, max_history)).await
     };
-    let wait_until = get(session, "waitUntil");
-    if let Some(f) = wait_until.dyn_ref::<Function>() {
-        let _ = f.call1(&JsValue::UNDEFINED, &future_to_promise(task));
-    } else {
-        // Nobody waits for it: a failure is dropped (the next call or `settle()` finishes the work).
-        wasm_bindgen_futures::spawn_local(async move {
-            let _: Result<JsValue, JsValue> = task.await;
-        });
+    // Resolves in every case: it is the next settle's "before".
+    let promise = future_to_promise(async move {
+        let _ = task.await;
+        Ok(JsValue::UNDEFINED)
+    });
+    SETTLE_TAIL.with(|t| *t.borrow_mut() = Some(promise.clone()));
+    if let Some(f) = get(session, "waitUntil").dyn_ref::<Function>() {
+        let _ = f.call1(&JsValue::UNDEFINED, &promise);
     }
+}
+
+/// The work of [`settle_later`], once it may run.
+async fn settle_now(
+    spec: JsValue,
+    saver_spec: JsValue,
+    saver: JsValue,
+    id: String,
+    max_history: usize,
+) -> Result<(), JsValue> {
+    let parts = Parts::build(&spec)?;
+    let any = AnySaver::from_js(&saver_spec, &saver)?.read_at_most(parts.config.codec().limits.max_checkpoint_bytes);
+    let thread = Thread {
+        saver: &any,
+        id: &id,
+        config: &parts.config,
+        max_history,
+    };
+    thread.settle().await.map(|_| ()).map_err(|e| agent_error(e, any.cause()))
 }
 
 /// `{ onEvent?, signal? }` of a call.

@@ -36,6 +36,7 @@ function kvStandIn() {
     async getWithMetadata(k) { const e = m.get(k); return { value: e?.value ?? null, metadata: e?.metadata ?? null }; },
     async put(k, value, o) { m.set(k, { value, metadata: o?.metadata }); },
     async delete(k) { m.delete(k); },
+    size: () => m.size,
     async list({ prefix = '' } = {}) {
       const keys = [...m.keys()].filter((k) => k.startsWith(prefix)).sort().map((name) => ({ name, metadata: m.get(name).metadata }));
       return { keys, list_complete: true };
@@ -45,6 +46,10 @@ function kvStandIn() {
 
 const memory = memorySaver();
 const kv = kvStandIn();
+/** The background tasks of KV sessions (their waitUntil), awaited every DRAIN requests. */
+const settling = [];
+const DRAIN = Number(process.env.LEAK_DRAIN ?? 2000);
+await agent(cfg).session(memory, 'replayed').prompt('go');
 const failing = { get: async () => null, put: async () => { throw new Error('ECONNRESET'); }, delete: async () => {} };
 
 const expect = (cond, what) => { if (!cond) throw new Error(`shape check failed: ${what}`); };
@@ -128,11 +133,25 @@ export const SHAPES = {
     expect(r.text === 'due May', 'session completed');
   },
   'session-kv': async (i) => {
-    const id = `s${i % 50}`;
+    // A session per pair of requests, as the example Worker makes them. KV takes one write per key per
+    // second: the keys the reply wrote are deleted about a second later, in the task handed to waitUntil.
+    // Every 2,000 requests (just before a sample) those tasks are awaited, as a Worker's isolate runs them.
+    if (i % DRAIN === 0) {
+      await Promise.all(settling.splice(0));
+      expect(kv.size() === 0, `every finished session deleted, ${kv.size()} keys left`);
+    }
+    const id = `s${i}`;
+    const options = { waitUntil: (p) => settling.push(p) };
     const saver = kvSaver(kv, { prefix: 'session:' }); // built per request, as the example Worker does
-    await agent(cfg).session(saver, id).prompt('go');
-    const r = await agent(cfg).session(kvSaver(kv, { prefix: 'session:' }), id).reply('May');
+    await agent(cfg).session(saver, id, options).prompt('go');
+    const r = await agent(cfg).session(kvSaver(kv, { prefix: 'session:' }), id, options).reply('May');
     expect(r.text === 'due May', 'session completed');
+  },
+  'session-replay': async () => {
+    // A client reconnecting: the events of a paused session, replayed from its log.
+    const seen = [];
+    for await (const e of agent(cfg).session(memory, 'replayed').replay({ after: 0 })) seen.push(e.type);
+    expect(seen.includes('interrupt') && seen.at(-1) === 'done', `replayed ${seen.join(',')}`);
   },
   'saver-created': async (i) => {
     const s = memorySaver();
