@@ -7,6 +7,7 @@
 // keys. Options: `corrupt(saver, key)` replaces a stored value with something that is not a checkpoint while
 // leaving its summary (to prove that `list` reads no values); `maxValueBytes` (default: the saver's own).
 import { test } from 'node:test';
+import { agent, defineTool, InterruptError, scriptedModel } from './node.js';
 
 const usage = { inputTokens: 3, outputTokens: 1 };
 
@@ -54,6 +55,27 @@ async function rejects(promise, code, what) {
 }
 
 const conflictFree = (saver) => saver.compareAndSet === true;
+
+/**
+ * An agent for the session cases: `lookup` (counted), then `ask` pauses on "When?", then the answer; `ran`
+ * counts the calls of each tool.
+ */
+function logAgent() {
+  const ran = { lookup: 0, ask: 0 };
+  const call = (id, name) => ({ content: [{ type: 'tool_use', id, name, input: {} }] });
+  const tools = [
+    defineTool({ name: 'lookup', description: 'Look up.', schema: { type: 'object' }, handle: () => { ran.lookup += 1; return 'found'; } }),
+    defineTool({ name: 'ask', description: 'Ask.', schema: { type: 'object' }, handle: () => { ran.ask += 1; throw new InterruptError('When?'); } }),
+  ];
+  const model = (request) => {
+    const answers = request.messages.filter((m) => m.role === 'assistant').length;
+    if (answers === 0) return call('l1', 'lookup');
+    if (answers === 1) return call('a1', 'ask');
+    const results = request.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result');
+    return { content: [{ type: 'text', text: `due ${results.at(-1).content}` }] };
+  };
+  return { ran, a: agent({ model, tools, maxIterations: 20 }) };
+}
 
 /**
  * The cases, each `[name, async (make) => void]`, where `make(namespace)` gives a fresh saver.
@@ -153,6 +175,65 @@ function cases(options) {
       const won = results.filter((r) => r.status === 'fulfilled').length;
       check(won === 1, `exactly one winner, got ${won}`);
       for (const r of results) if (r.status === 'rejected') check(r.reason?.code === 'CONFLICT', `losers get CONFLICT, got ${r.reason?.code}: ${r.reason?.message}`);
+    }],
+    ['session log: each step appends a record; every position reads back as it was', async (make) => {
+      const s = await make('log');
+      const { a, ran } = logAgent();
+      const session = a.session(s, 'conv', { keepCompleted: true });
+      const paused = await session.prompt('Plan.');
+      check(paused.question === 'When?', `paused on the question, got ${JSON.stringify(paused.question)}`);
+      same(await session.checkpoint(), paused.checkpoint, 'the latest checkpoint, read back');
+      const before = await session.history();
+      check(before.length >= 4, `a record per step (prompt, lookup call, its result, ask call), got ${before.length}`);
+      same(before.map((h) => h.step), before.map((_, i) => before[0].step - i), 'consecutive positions, newest first');
+      for (const h of before) {
+        const cp = await session.checkpoint(h.id);
+        check(cp.thread.step === h.step && cp.messages.length === h.messageCount, `position ${h.step} reads back as listed`);
+      }
+      check((await session.reply('Friday')).text === 'due Friday', 'the answer');
+      const after = await session.history();
+      check(after.length > before.length && after.at(-before.length).step === before[0].step, 'the reply appended after the last position');
+      same(await session.checkpoint(before[0].id), paused.checkpoint, 'an earlier position is unchanged by the reply');
+      check(ran.lookup === 1 && ran.ask === 1, `each tool ran once: ${JSON.stringify(ran)}`);
+    }],
+    ['session log: a crash between a record and the head that names it loses nothing', async (make) => {
+      const s = await make('crash');
+      const { a, ran } = logAgent();
+      const paused = await a.session(s, 'conv').prompt('Plan.');
+      // The records are written; the head is not (a crash before it): only the records remain.
+      await s.delete('conv');
+      same(await a.session(s, 'conv').checkpoint(), paused.checkpoint, 'found from the records alone');
+      check((await a.session(s, 'conv').reply('Monday')).text === 'due Monday', 'the reply continues it');
+      check(ran.lookup === 1, 'no completed call ran again');
+    }],
+    ['session log: restore a position, then branch from it', async (make) => {
+      const s = await make('branch');
+      const { a } = logAgent();
+      const session = a.session(s, 'conv', { keepCompleted: true });
+      const paused = await session.prompt('Plan.');
+      await session.label(paused.checkpoint.thread.step, 'asked');
+      check((await session.reply('May')).text === 'due May', 'the first answer');
+      const restored = await session.restore('asked');
+      check(restored.thread.parentStep === paused.checkpoint.thread.step, `the new head continues from the label: ${JSON.stringify(restored.thread)}`);
+      check((await session.reply('June')).text === 'due June', 'a second answer, on the branch');
+      const history = await session.history();
+      check(history.some((h) => h.label === 'asked' && h.step === paused.checkpoint.thread.step), 'the label stays');
+      check(history.some((h) => h.parentId === String(paused.checkpoint.thread.step) || h.parentId === paused.checkpoint.thread.step), 'a position whose parent is the labelled one');
+      check(history.some((h) => h.messageCount === paused.checkpoint.messages.length + 2 && h.step > restored.thread.step), 'the branch goes on from there');
+    }],
+    ['session log: of 10 concurrent replies exactly one runs (positions are claimed only if free)', async (make) => {
+      const s = await make('claim');
+      if (!conflictFree(s)) return 'skipped: the saver does not compare and set (compareAndSet is not true)';
+      const { a, ran } = logAgent();
+      await a.session(s, 'conv').prompt('Plan.');
+      const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => a.session(s, 'conv').reply(`day ${i}`)));
+      const won = results.filter((r) => r.status === 'fulfilled');
+      check(won.length === 1, `exactly one reply runs, got ${won.length}`);
+      for (const r of results) {
+        if (r.status === 'rejected') check(['SessionBusyError', 'SessionNotFoundError', 'DecisionError'].includes(r.reason?.name), `the others are refused before running: ${r.reason?.name}: ${r.reason?.message}`);
+      }
+      check(ran.lookup === 1 && ran.ask === 1, `no tool ran twice: ${JSON.stringify(ran)}`);
+      return undefined;
     }],
     ['large values near the store\'s limit', async (make) => {
       const s = await make('big');

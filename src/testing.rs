@@ -99,7 +99,7 @@ async fn expect_code<T>(
     }
 }
 
-const NAMES: [&str; 12] = [
+const NAMES: [&str; 16] = [
     "round trip: what is put is what is got",
     "overwrite: a second put replaces the value whole",
     "missing keys: get is None, delete is no error, exists is false",
@@ -112,7 +112,89 @@ const NAMES: [&str; 12] = [
     "compare-and-set: of 20 interleaved conditional puts exactly one wins",
     "large values near the store's limit",
     "list reads summaries, not values",
+    "session log: each step appends a record; every position reads back as it was",
+    "session log: a crash between a record and the head that names it loses nothing",
+    "session log: restore a position, then branch from it",
+    "session log: of 10 interleaved replies exactly one runs (positions are claimed only if free)",
 ];
+
+/// The agent of the session cases: `lookup`, then `ask` pauses on "When?", then "due <answer>"; the
+/// counters count each tool's calls.
+fn log_agent() -> (
+    crate::agent::Agent,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (lookups, asks) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let l = Arc::clone(&lookups);
+    let lookup = crate::tool::tool("lookup", "Look up.", json!({"type": "object"}), move |_, _| {
+        l.fetch_add(1, Ordering::SeqCst);
+        async move { Ok(json!("found")) }
+    });
+    let q = Arc::clone(&asks);
+    let ask = crate::tool::tool("ask", "Ask.", json!({"type": "object"}), move |_, _| {
+        q.fetch_add(1, Ordering::SeqCst);
+        async move { Err::<Value, _>(crate::InterruptError::new("When?").into()) }
+    });
+    let model = crate::model::ScriptedModel::new([
+        crate::model::ModelResponse::tool_call("l1", "lookup", json!({})),
+        crate::model::ModelResponse::tool_call("a1", "ask", json!({})),
+    ])
+    .then(|request| {
+        let answer = request
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_results().map(|r| r.content.clone()).collect::<Vec<_>>())
+            .last()
+            .unwrap_or_default();
+        crate::model::ModelResponse::text(format!("due {answer}"))
+    });
+    let agent = crate::agent::Agent::builder(model).tool(lookup).tool(ask).build();
+    match agent {
+        Ok(a) => (a, lookups, asks),
+        // The agent is fixed: building it cannot fail.
+        Err(_) => unreachable_agent(),
+    }
+}
+
+#[allow(clippy::panic)] // never reached: the agent above is valid
+fn unreachable_agent() -> ! {
+    panic!("the conformance agent is valid")
+}
+
+fn agent_err(what: &str, e: crate::error::AgentError) -> String {
+    format!("{what}: {e}")
+}
+
+/// Polls every future in turn until all are done (a single-threaded host interleaves them at each await).
+async fn futures_join_all<F: std::future::Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut futures: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in futures.iter_mut().zip(out.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}
+
+fn counted(c: &std::sync::atomic::AtomicUsize) -> usize {
+    c.load(std::sync::atomic::Ordering::SeqCst)
+}
 
 async fn case<S: Saver>(n: usize, make: &impl Fn(&str) -> S) -> CaseResult {
     match n {
@@ -311,6 +393,170 @@ async fn case<S: Saver>(n: usize, make: &impl Fn(&str) -> S) -> CaseResult {
                     )?;
                 }
             }
+        }
+        12 => {
+            let s = make("log");
+            let (agent, lookups, asks) = log_agent();
+            let session = agent.session(&s, "conv").keep_completed(true);
+            let paused = session.prompt("Plan.").await.map_err(|e| agent_err("prompt", e))?;
+            let latest = session.checkpoint(None).await.map_err(|e| agent_err("checkpoint", e))?;
+            check(
+                latest.as_ref() == Some(paused.checkpoint()),
+                "the latest checkpoint, read back",
+            )?;
+            let before = session
+                .history(usize::MAX, None)
+                .await
+                .map_err(|e| agent_err("history", e))?;
+            check(before.len() >= 4, format!("a record per step, got {}", before.len()))?;
+            for (i, h) in before.iter().enumerate() {
+                let step = h.summary.step.unwrap_or_default();
+                check(
+                    step + i as u64 == before[0].summary.step.unwrap_or_default(),
+                    "consecutive positions, newest first",
+                )?;
+                let cp = session
+                    .checkpoint(Some(step))
+                    .await
+                    .map_err(|e| agent_err("checkpoint(step)", e))?;
+                check(
+                    cp.is_some_and(|c| c.messages.len() == h.summary.message_count),
+                    format!("position {step} reads back as listed"),
+                )?;
+            }
+            let done = session.reply("Friday").await.map_err(|e| agent_err("reply", e))?;
+            check(
+                done.checkpoint()
+                    .messages
+                    .last()
+                    .map(crate::message::Message::text)
+                    .as_deref()
+                    == Some("due Friday"),
+                "the answer",
+            )?;
+            let earlier = session
+                .checkpoint(before[0].summary.step)
+                .await
+                .map_err(|e| agent_err("checkpoint(earlier)", e))?;
+            check(
+                earlier.as_ref() == Some(paused.checkpoint()),
+                "an earlier position is unchanged by the reply",
+            )?;
+            check(counted(&lookups) == 1 && counted(&asks) == 1, "each tool ran once")?;
+        }
+        13 => {
+            let s = make("crash");
+            let (agent, lookups, _) = log_agent();
+            let paused = agent
+                .session(&s, "conv")
+                .prompt("Plan.")
+                .await
+                .map_err(|e| agent_err("prompt", e))?;
+            // The records are written, the head is not (a crash before it).
+            s.delete("conv").await.map_err(|e| err("delete the head", e))?;
+            let back = agent
+                .session(&s, "conv")
+                .checkpoint(None)
+                .await
+                .map_err(|e| agent_err("checkpoint", e))?;
+            check(
+                back.as_ref() == Some(paused.checkpoint()),
+                "found from the records alone",
+            )?;
+            let done = agent
+                .session(&s, "conv")
+                .reply("Monday")
+                .await
+                .map_err(|e| agent_err("reply", e))?;
+            check(
+                done.checkpoint()
+                    .messages
+                    .last()
+                    .map(crate::message::Message::text)
+                    .as_deref()
+                    == Some("due Monday"),
+                "the reply continues it",
+            )?;
+            check(counted(&lookups) == 1, "no completed call ran again")?;
+        }
+        14 => {
+            let s = make("branch");
+            let (agent, _, _) = log_agent();
+            let session = agent.session(&s, "conv").keep_completed(true);
+            let paused = session.prompt("Plan.").await.map_err(|e| agent_err("prompt", e))?;
+            let at = paused.checkpoint().thread.as_ref().map(|t| t.step).unwrap_or_default();
+            session.label(at, "asked").await.map_err(|e| agent_err("label", e))?;
+            session.reply("May").await.map_err(|e| agent_err("reply", e))?;
+            let restored = session.restore("asked").await.map_err(|e| agent_err("restore", e))?;
+            check(
+                restored.thread.as_ref().and_then(|t| t.parent_step) == Some(at),
+                "the new head continues from the label",
+            )?;
+            let june = session
+                .reply("June")
+                .await
+                .map_err(|e| agent_err("reply on the branch", e))?;
+            check(
+                june.checkpoint()
+                    .messages
+                    .last()
+                    .map(crate::message::Message::text)
+                    .as_deref()
+                    == Some("due June"),
+                "a second answer, on the branch",
+            )?;
+            let history = session
+                .history(usize::MAX, None)
+                .await
+                .map_err(|e| agent_err("history", e))?;
+            check(
+                history
+                    .iter()
+                    .any(|h| h.summary.label.as_deref() == Some("asked") && h.summary.step == Some(at)),
+                "the label stays",
+            )?;
+            check(
+                history
+                    .iter()
+                    .any(|h| h.summary.parent_step == Some(at) && h.summary.step > Some(at + 1)),
+                "a position whose parent is the labelled one",
+            )?;
+        }
+        15 => {
+            let s = make("claim");
+            if !s.compare_and_set() {
+                return Ok(Some("the saver does not compare and set"));
+            }
+            let (agent, lookups, asks) = log_agent();
+            agent
+                .session(&s, "conv")
+                .prompt("Plan.")
+                .await
+                .map_err(|e| agent_err("prompt", e))?;
+            let sessions: Vec<_> = (0..10).map(|_| agent.session(&s, "conv")).collect();
+            let replies = futures_join_all(
+                sessions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, session)| session.reply(format!("day {i}"))),
+            )
+            .await;
+            let won = replies.iter().filter(|r| r.is_ok()).count();
+            check(won == 1, format!("exactly one reply runs, got {won}"))?;
+            for r in &replies {
+                if let Err(e) = r {
+                    check(
+                        matches!(
+                            e,
+                            crate::error::AgentError::SessionBusy { .. }
+                                | crate::error::AgentError::SessionNotFound { .. }
+                                | crate::error::AgentError::Decision { .. }
+                        ),
+                        format!("the others are refused before running: {e}"),
+                    )?;
+                }
+            }
+            check(counted(&lookups) == 1 && counted(&asks) == 1, "no tool ran twice")?;
         }
         _ => return Ok(Some("needs raw access to the store")),
     }
