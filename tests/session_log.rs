@@ -733,10 +733,16 @@ fn a_run_larger_than_one_value_of_the_store_is_kept_across_records() {
         max: 100_000,
     };
     let agent = long_agent(400);
-    let done = block_on(agent.session(&saver, "big").keep_completed(true).max_history(50).prompt("go"))
-        .unwrap()
-        .assert_complete()
-        .unwrap();
+    let done = block_on(
+        agent
+            .session(&saver, "big")
+            .keep_completed(true)
+            .max_history(50)
+            .prompt("go"),
+    )
+    .unwrap()
+    .assert_complete()
+    .unwrap();
     assert!(done.checkpoint.to_json().len() > 450_000);
     let listed = block_on(saver.inner.list("big")).unwrap();
     assert!(listed.len() > 400);
@@ -746,9 +752,18 @@ fn a_run_larger_than_one_value_of_the_store_is_kept_across_records() {
         .max()
         .unwrap();
     assert!(largest <= 100_000, "a value of {largest} bytes");
-    let back = block_on(agent.session(&saver, "big").checkpoint(None)).unwrap().unwrap();
+    let back = block_on(agent.session(&saver, "big").checkpoint(None))
+        .unwrap()
+        .unwrap();
     assert_eq!(back, done.checkpoint);
     // And it goes on.
-    let more = block_on(agent.session(&saver, "big").keep_completed(true).max_history(50).prompt("again")).unwrap();
+    let more = block_on(
+        agent
+            .session(&saver, "big")
+            .keep_completed(true)
+            .max_history(50)
+            .prompt("again"),
+    )
+    .unwrap();
     assert_eq!(more.checkpoint().messages.len(), done.checkpoint.messages.len() + 2);
 }

@@ -842,7 +842,12 @@ impl<'a> Writer<'a> {
         self.snapshot_check = self.chain.bytes + size / 2;
         // A store whose values are smaller than the run (a Durable Object's 2 MB) keeps it as records: a whole
         // one would not fit.
-        if self.log.saver.max_value_bytes_dyn().is_some_and(|max| self.stored_whole(size) > max) {
+        if self
+            .log
+            .saver
+            .max_value_bytes_dyn()
+            .is_some_and(|max| self.stored_whole(size) > max)
+        {
             return false;
         }
         self.chain.bytes > size.saturating_mul(2)
@@ -859,7 +864,11 @@ impl<'a> Writer<'a> {
     /// About how many bytes a whole record of a checkpoint of `size` bytes takes in the store (sealed:
     /// base64 of the ciphertext).
     fn stored_whole(&self, size: usize) -> usize {
-        let size = if self.log.codec.sealed() { size / 3 * 4 + 64 } else { size };
+        let size = if self.log.codec.sealed() {
+            size / 3 * 4 + 64
+        } else {
+            size
+        };
         size.saturating_add(WHOLE_RECORD_FRAME)
     }
 
