@@ -521,7 +521,9 @@ pub(crate) async fn run_session(
         // Completed and not kept: the session is over.
         Ok(Outcome::Complete(done)) if !options.keep_completed => {
             let mut cp = done.checkpoint.clone();
-            let end_seq = writer.tip.saturating_add(1).saturating_mul(EVENT_BLOCK) + log::END_AT;
+            // Numbered in the block of the run's last state, as a replay numbers it (the end record after it is
+            // the deletion's).
+            let end_seq = writer.tip.saturating_mul(EVENT_BLOCK) + log::END_AT;
             let after = Loaded {
                 head: loaded.head.clone(),
                 tip: writer.tip,
