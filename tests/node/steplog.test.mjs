@@ -90,9 +90,15 @@ describe('Workers KV rules', () => {
     const kv = kvStandIn();
     const saver = kvSaver(kv);
     const later = [];
-    const r = await longAgent(3).session(saver, 'gone', { waitUntil: (p) => later.push(p) }).prompt('go');
+    const live = [];
+    const r = await longAgent(3).session(saver, 'gone', { waitUntil: (p) => later.push(p) }).prompt('go', { onEvent: (e) => live.push(e) });
     assert.equal(r.text, 'done');
     assert.equal(await longAgent(3).session(saver, 'gone').checkpoint(), null, 'the session is gone at once');
+    // Until its last keys go, a client that reconnects still learns how it ended, under the same number.
+    const replayed = [];
+    for await (const e of longAgent(3).session(saver, 'gone').replay()) replayed.push(e);
+    assert.equal(replayed.at(-1).type, 'done');
+    assert.equal(replayed.at(-1).seq, live.at(-1).seq, 'done numbered alike, live and replayed');
     assert.ok(later.length === 1, 'the rest is handed to waitUntil');
     await Promise.all(later);
     assert.deepEqual([...kv.data.keys()], [], 'every key deleted, none within a second of its write');
