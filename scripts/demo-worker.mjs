@@ -7,24 +7,27 @@ import { join } from 'node:path';
 const persistTo = join(ROOT, '.wrangler/state');
 console.log('Starting the example Worker (wrangler dev, local KV in .wrangler/state)...');
 const w = await startWorker({ config: join(ROOT, 'wrangler.toml'), persistTo, timeoutMs: 600_000 });
-const sessionId = `demo-${Date.now()}`;
-const curl = (path, body) => `curl -s ${w.url}${path}` + (body ? ` -H 'content-type: application/json' -d '${JSON.stringify(body)}'` : '');
+const client = w.client();
+const curl = (path, body) => `curl -s ${w.url}${path}`
+  + (client.token ? ` -H 'authorization: Bearer ${client.token}'` : '')
+  + (body ? ` -H 'content-type: application/json' -d '${JSON.stringify(body)}'` : '');
 
 async function call(path, body) {
   console.log(`\n$ ${curl(path, body)}`);
-  const r = body ? await w.post(path, body) : await w.get(path);
+  const r = body ? await client.post(path, body) : await client.get(path);
   console.log(`${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
 
 try {
-  await call('/start', { message: 'Plan my project launch.', sessionId });
+  // The server makes the session id and, for a new client, the owner token it answers with.
+  const { sessionId } = await call('/start', { message: 'Plan my project launch.' });
   await call('/sessions');
   await call('/reply', { answer: 'the end of Q2', sessionId });
-  await call('/reply', { answer: 'again', sessionId });
-  console.log(`\nThe Worker listens on ${w.url} (routes: POST /start, POST /reply, GET /sessions).`);
+  await call('/reply', { answer: 'the end of Q2', sessionId });
+  console.log(`\nThe Worker listens on ${w.url} (routes: POST /start, POST /reply, POST /message, GET /sessions).`);
   if (process.stdin.isTTY) {
-    console.log('Try the curl commands above with your own sessionId. Ctrl-C stops it.');
+    console.log('Try the curl commands above (with your own token, or none to get one). Ctrl-C stops it.');
     await new Promise((resolve) => process.once('SIGINT', resolve));
   }
 } finally {

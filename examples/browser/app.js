@@ -81,7 +81,7 @@ async function renderSessions() {
     del.textContent = 'Delete';
     del.setAttribute('aria-label', `delete ${s.key}`);
     del.onclick = async () => {
-      await saver.delete(s.key);
+      await agent(config).session(saver, s.key).delete();
       channel.postMessage('changed');
       if (s.key === current) select(null);
       await renderSessions();
@@ -94,7 +94,7 @@ async function renderSessions() {
 async function select(id) {
   current = id;
   history.replaceState(null, '', id ? `#${id}` : location.pathname);
-  render(id ? await saver.get(id) : null);
+  render(id ? await agent(config).session(saver, id).checkpoint() : null);
   await renderSessions();
   $('input').focus();
 }
@@ -119,6 +119,11 @@ async function show(events) {
       window.__deltas.push(e.text);
       document.body.dataset.state = 'streaming';
     } else if (e.type === 'step-restart' && live) live.textContent = '';
+    else if (e.type === 'step-finish' && !live) {
+      // A step whose text was not streamed to this page (a replay after a reload): shown whole.
+      const text = (e.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('');
+      if (text) bubble('assistant', text);
+    }
     else if (e.type === 'interrupt') {
       bubble('assistant question', e.question);
       $('status').textContent = `Waiting for your answer: ${e.question}`;
@@ -128,9 +133,16 @@ async function show(events) {
   return last;
 }
 
+// The Worker knows this browser by a token it made (kept here), and numbers its events: the page remembers the
+// last one it showed, so after a reload mid-run it reconnects with Last-Event-ID and misses nothing.
+const TOKEN = 'ra-worker-token';
+const STREAMING = 'ra-worker-streaming';
+const auth = () => (localStorage.getItem(TOKEN) ? { authorization: `Bearer ${localStorage.getItem(TOKEN)}` } : {});
+
 /** POST /stream to the Worker; its server-sent events as objects like the package's own events. */
-async function* workerEvents(body) {
-  const res = await fetch(`${worker}/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function* workerEvents(body, lastEventId) {
+  const headers = { 'content-type': 'application/json', ...auth(), ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) };
+  const res = await fetch(`${worker}/stream`, { method: 'POST', headers, body: JSON.stringify(body) });
   if (!res.ok) {
     yield { type: 'error', error: { message: (await res.json()).error } };
     return;
@@ -145,20 +157,24 @@ async function* workerEvents(body) {
       const frame = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       const type = /^event: (.*)$/m.exec(frame)?.[1];
+      const id = /^id: (.*)$/m.exec(frame)?.[1];
       const data = JSON.parse(/^data: (.*)$/m.exec(frame)?.[1] ?? 'null');
+      if (type === 'session') {
+        if (data.token) localStorage.setItem(TOKEN, data.token);
+        current = data.sessionId;
+        history.replaceState(null, '', `${location.search}#${current}`);
+        continue;
+      }
+      if (id !== undefined) sessionStorage.setItem(STREAMING, JSON.stringify({ sessionId: current, lastEventId: Number(id) }));
       yield type === 'error' ? { type, error: { message: data.error } } : { type, ...data };
     }
   }
 }
 
-async function sendToWorker(text) {
-  const id = current ?? `plan-${Math.random().toString(36).slice(2, 10)}`;
-  const waiting = document.body.dataset.state === 'paused';
-  bubble('user', text);
-  $('status').textContent = 'Thinking…';
-  const last = await show(workerEvents(waiting ? { sessionId: id, answer: text } : { sessionId: id, message: text }));
-  current = id;
-  history.replaceState(null, '', `${location.search}#${id}`);
+/** Shows a Worker's stream to its end and what it ended with. */
+async function showWorker(events) {
+  const last = await show(events);
+  sessionStorage.removeItem(STREAMING);
   if (last?.type === 'done' && last.answer !== undefined) {
     $('status').textContent = 'Done — send another message to continue.';
     document.body.dataset.state = 'complete';
@@ -168,10 +184,20 @@ async function sendToWorker(text) {
   }
 }
 
+async function sendToWorker(text) {
+  const waiting = document.body.dataset.state === 'paused';
+  bubble('user', text);
+  $('status').textContent = 'Thinking…';
+  sessionStorage.setItem(STREAMING, JSON.stringify({ sessionId: current, lastEventId: null }));
+  // Paused: the answer; finished: the same conversation goes on; nothing yet: a new one.
+  const body = waiting && current ? { sessionId: current, answer: text } : current ? { sessionId: current, message: text } : { message: text };
+  await showWorker(workerEvents(body));
+}
+
 async function send(text) {
   if (worker) return sendToWorker(text);
   const id = current ?? `plan-${new Date().toISOString().slice(11, 19).replaceAll(':', '')}-${Math.random().toString(36).slice(2, 6)}`;
-  const existing = current ? await saver.get(current) : null;
+  const existing = current ? await agent(config).session(saver, current).checkpoint() : null;
   const session = agent(config).session(saver, id, { keepCompleted: true });
   $('status').textContent = 'Thinking…';
   bubble('user', text);
@@ -207,6 +233,14 @@ if (worker) {
   document.querySelector('aside').hidden = true;
   $('status').textContent = `Talking to the agent in ${worker}`;
   document.body.dataset.state = 'empty';
+  // Reloaded mid-run: the run went on in the Worker; show what it wrote since the last event shown.
+  const streaming = JSON.parse(sessionStorage.getItem(STREAMING) ?? 'null');
+  if (streaming?.sessionId && Number.isInteger(streaming.lastEventId)) {
+    current = streaming.sessionId;
+    $('status').textContent = 'Reconnecting…';
+    document.body.dataset.reconnected = 'true';
+    showWorker(workerEvents({ sessionId: streaming.sessionId }, streaming.lastEventId));
+  }
 } else {
   // After a reload: reopen the session in the address, else the latest one still waiting for an answer.
   if (!current) current = (await listSessions(saver)).filter((s) => s.interrupted).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0))[0]?.key ?? null;

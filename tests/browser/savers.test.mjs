@@ -124,7 +124,7 @@ test('of 50 concurrent replies to a paused session in a tab, exactly one runs', 
   assert.deepEqual(out, { ok: 1, refused: ['SessionBusyError'], ran: 1 }, 'one reply ran, the card was charged once');
 });
 
-test('a signed, sealed session on IndexedDB (Web Crypto in Chromium): envelopes at rest, a changed one refused', { timeout: 60_000 }, async () => {
+test('a signed, sealed session on IndexedDB (Web Crypto in Chromium): every record an envelope at rest, a changed one refused', { timeout: 60_000 }, async () => {
   const out = await page.evaluate(async () => {
     const { agent, defineTool, InterruptError, scriptedModel, indexedDbSaver } = window.pkg;
     const tools = [defineTool({ name: 'ask_user', handle: ({ question }) => { throw new InterruptError(question); } })];
@@ -136,15 +136,37 @@ test('a signed, sealed session on IndexedDB (Web Crypto in Chromium): envelopes 
     const saver = indexedDbSaver({ dbName: 'sealed' });
     const a = agent({ tools, model, checkpointKeys: keys, sealed: true });
     const paused = await a.session(saver, 's').prompt('pay');
+    // What is at rest, read from IndexedDB itself: every record of the session.
+    const raw = (mode, work) => new Promise((resolve, reject) => {
+      const open = indexedDB.open('sealed');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const name = [...db.objectStoreNames].find((n) => !n.endsWith('-summaries'));
+        const tx = db.transaction(name, mode);
+        const out = work(tx.objectStore(name));
+        tx.oncomplete = () => { db.close(); resolve(out.result); };
+        tx.onerror = () => reject(tx.error);
+      };
+    });
+    const stored = await raw('readonly', (store) => store.getAllKeys());
+    const values = await raw('readonly', (store) => store.getAll());
+    const records = values.filter((_, i) => stored[i].startsWith('s#~'));
     // Base64url has no space or '?': the question can appear only if the plaintext leaked. (A bare 'Card'
     // turned up by chance in one envelope: 4 characters in ~830 random ones, about 1 run in 20,000.)
-    const stored = await saver.get('s');
+    const shapes = [...new Set(records.map((v) => Object.keys(JSON.parse(v)).join(',')))];
+    const readable = values.some((v) => v.includes('Card number?'));
     const done = (await a.session(saver, 's').reply('4242')).text;
     await a.session(saver, 't').prompt('pay');
-    const envelope = await saver.get('t');
-    await saver.put('t', { ...envelope, sealed: envelope.sealed.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) });
+    // Change one character of the newest record's ciphertext, at rest.
+    const tKeys = (await raw('readonly', (store) => store.getAllKeys())).filter((k) => k.startsWith('t#~')).sort();
+    const newest = tKeys.at(-1);
+    const text = await raw('readonly', (store) => store.get(newest));
+    const envelope = JSON.parse(text);
+    envelope.sealed = envelope.sealed.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'));
+    await raw('readwrite', (store) => store.put(JSON.stringify(envelope), newest));
     const refused = await a.session(saver, 't').reply('4242').catch((e) => `${e.name} ${e.code}`);
-    return { question: paused.question, storedKeys: Object.keys(stored), readable: JSON.stringify(stored).includes('Card number?'), done, refused };
+    return { question: paused.question, records: records.length > 0, shapes, readable, done, refused };
   });
-  assert.deepEqual(out, { question: 'Card number?', storedKeys: ['version', 'kid', 'sealed'], readable: false, done: 'charged 4242', refused: 'CheckpointError SIGNATURE' });
+  assert.deepEqual(out, { question: 'Card number?', records: true, shapes: ['version,kid,sealed'], readable: false, done: 'charged 4242', refused: 'CheckpointError SIGNATURE' });
 });

@@ -55,8 +55,10 @@ async function say(page, text, state) {
 
 const chatTexts = (page) => page.$$eval('#chat li', (lis) => lis.map((li) => li.textContent));
 
+const pageOrigin = () => new URL(pageUrl).origin;
+
 test('scripted model in the Worker: the question appears when the run pauses; the answer streams in word by word', { timeout: 120_000 }, async () => {
-  const w = await startWorker({ config: CONFIG, persistTo: dir, vars: { TEST_ROUTES: 'true' } });
+  const w = await startWorker({ config: CONFIG, persistTo: dir, vars: { TEST_ROUTES: 'true', ALLOWED_ORIGINS: pageOrigin() } });
   try {
     const { context, page, errors } = await openAgainst(w.url);
     await say(page, 'the app', 'paused');
@@ -78,7 +80,7 @@ test('openai() in the Worker streams from the loopback server to the page', { ti
   const w = await startWorker({
     config: CONFIG,
     persistTo: dir,
-    vars: { TEST_ROUTES: 'true', MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: `http://127.0.0.1:${provider.port}/openai`, OPENAI_API_KEY: API_KEY, MODEL: 'gpt-test' },
+    vars: { TEST_ROUTES: 'true', ALLOWED_ORIGINS: pageOrigin(), MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: `http://127.0.0.1:${provider.port}/openai`, OPENAI_API_KEY: API_KEY, MODEL: 'gpt-test' },
   });
   try {
     const { context, page, errors } = await openAgainst(w.url);
@@ -90,6 +92,29 @@ test('openai() in the Worker streams from the loopback server to the page', { ti
     assert.ok(provider.state.requests.every((r) => r.body.stream === true));
     assert.deepEqual(provider.state.errors, []);
     assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await w.stop();
+  }
+});
+
+test('the page reloaded mid-run reconnects with Last-Event-ID: the run went on in the Worker and nothing is missed', { timeout: 120_000 }, async () => {
+  // A slow model: the answer is still being made when the page reloads.
+  const w = await startWorker({ config: CONFIG, persistTo: dir, vars: { TEST_ROUTES: 'true', ALLOWED_ORIGINS: pageOrigin(), TEST_MODEL_DELAY_MS: '1500' } });
+  try {
+    const { context, page, errors } = await openAgainst(w.url);
+    await say(page, 'the app', 'paused');
+    await page.fill('#input', 'May');
+    await page.click('#send');
+    // The first numbered event of the answer's stream has arrived; the model is still at work.
+    await page.waitForFunction(() => Number.isInteger(JSON.parse(sessionStorage.getItem('ra-worker-streaming') ?? '{}').lastEventId), null, { timeout: 10_000 });
+    await page.reload();
+    await page.waitForSelector('body[data-reconnected="true"]', { timeout: 15_000 });
+    await page.waitForSelector('body[data-state="complete"]', { timeout: 30_000 });
+    assert.equal((await chatTexts(page)).at(-1), 'Plan for "the app" due May.', 'the answer written while the page was away');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('ra-worker-streaming')), null);
+    assert.deepEqual(errors, []);
+    await page.screenshot({ path: join(ROOT, 'test-results', 'browser-reconnected.png') });
     await context.close();
   } finally {
     await w.stop();

@@ -66,6 +66,37 @@ export async function startWorker({ config, persistTo, vars = {}, timeoutMs = 12
       const res = await fetch(url + path);
       return { status: res.status, body: await res.json() };
     },
+    /** A client of the example Worker's API: it keeps the owner token the Worker gives it. */
+    client(token) {
+      const me = {
+        token,
+        headers(extra = {}) {
+          return { 'content-type': 'application/json', ...(me.token ? { authorization: `Bearer ${me.token}` } : {}), ...extra };
+        },
+        async post(path, body, extra) {
+          const res = await fetch(url + path, { method: 'POST', headers: me.headers(extra), body: typeof body === 'string' ? body : JSON.stringify(body) });
+          const out = { status: res.status, headers: res.headers, body: await res.json() };
+          if (out.body?.token) me.token = out.body.token;
+          return out;
+        },
+        async get(path, extra) {
+          const res = await fetch(url + path, { headers: me.headers(extra) });
+          const out = { status: res.status, headers: res.headers, body: await res.json() };
+          if (out.body?.token) me.token = out.body.token;
+          return out;
+        },
+        /** POST /start { message }: `{ status, body: { sessionId, question | answer } }`. */
+        start(message) { return me.post('/start', { message }); },
+        reply(sessionId, answer) { return me.post('/reply', { sessionId, answer }); },
+        sessions() { return me.get('/sessions'); },
+        /** The hash its sessions are stored under (what the Worker computes from the token). */
+        async owner() {
+          const { createHash } = await import('node:crypto');
+          return createHash('sha256').update(me.token).digest('hex').slice(0, 32);
+        },
+      };
+      return me;
+    },
     /** Ends wrangler and workerd (the whole process group) and waits for them to exit. */
     async stop() {
       if (child.exitCode !== null) return;
@@ -76,4 +107,18 @@ export async function startWorker({ config, persistTo, vars = {}, timeoutMs = 12
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Polls `read()` until `accept(value)` holds, for at most `ms` (Workers KV: a write the store's one-per-second
+ * rule held back happens in the request's `waitUntil` about a second later). Returns the last value read.
+ */
+export async function eventually(read, accept, ms = 5000) {
+  const until = Date.now() + ms;
+  let value = await read();
+  while (!accept(value) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await read();
+  }
+  return value;
 }

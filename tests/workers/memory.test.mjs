@@ -13,12 +13,14 @@ test(`the JS example Worker: wasm memory is flat over ${REQUESTS} requests to on
   const dir = mkdtempSync(join(tmpdir(), 'kv-memory-'));
   const w = await startWorker({ config: join(ROOT, 'examples/worker-js/wrangler.toml'), persistTo: dir, vars: { TEST_ROUTES: 'true' } });
   try {
-    // Each pair of requests: start a session (pauses, saved in KV), then reply (completes, deleted).
+    // Each pair of requests: start a session (pauses, saved in KV), then reply (completes, deleted). Fifty
+    // owners take turns.
+    const owners = Array.from({ length: 50 }, () => w.client());
     const pair = async (i) => {
-      const sessionId = `m${i % 50}`;
-      const a = await w.post('/start', { message: 'the app', sessionId });
+      const c = owners[i % 50];
+      const a = await c.start('the app');
       assert.equal(a.body.question, 'What is your deadline?', JSON.stringify(a));
-      const b = await w.post('/reply', { answer: 'May', sessionId });
+      const b = await c.reply(a.body.sessionId, 'May');
       assert.equal(b.body.answer, 'Plan for "the app" due May.');
     };
     const run = async (from, count) => {
@@ -48,11 +50,14 @@ test(`the JS example Worker: wasm memory is flat over ${REQUESTS} requests to on
 test(`the JS example Worker's POST /stream: wasm memory is flat over ${REQUESTS / 4} streamed requests to one isolate`, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kv-memory-stream-'));
   const w = await startWorker({ config: join(ROOT, 'examples/worker-js/wrangler.toml'), persistTo: dir, vars: { TEST_ROUTES: 'true' } });
-  const stream = async (body) => (await (await fetch(`${w.url}/stream`, { method: 'POST', body: JSON.stringify(body) })).text());
+  const owner = w.client();
+  await owner.sessions(); // its token
+  const stream = async (body) => (await (await fetch(`${w.url}/stream`, { method: 'POST', headers: owner.headers(), body: JSON.stringify(body) })).text());
   try {
-    const pair = async (i) => {
-      const sessionId = `s${i % 50}`;
-      assert.match(await stream({ message: 'the app', sessionId }), /event: interrupt/);
+    const pair = async () => {
+      const first = await stream({ message: 'the app' });
+      assert.match(first, /event: interrupt/);
+      const sessionId = JSON.parse(first.match(/^event: session\ndata: (.*)$/m)[1]).sessionId;
       const answer = await stream({ answer: 'May', sessionId });
       assert.match(answer, /event: done\ndata: \{"answer":"Plan for \\"the app\\" due May."\}/);
     };

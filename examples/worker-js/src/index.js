@@ -1,9 +1,15 @@
-// The reference's "stateless resume across HTTP requests" Worker, on the npm package: the same routes
-// as the Rust example (examples/worker). Each request builds a fresh agent; the run lives in KV only.
+// The reference's "stateless resume across HTTP requests" Worker, on the npm package — deployable as it is:
+// the same routes as the Rust example (examples/worker). Each request builds a fresh agent; the run lives
+// in KV (or a Durable Object) only.
+//
+// Who may touch a session: its owner. A client is an owner by a token the server makes (128 random bits),
+// sent back as `Authorization: Bearer <token>` (or the HttpOnly `ra_owner` cookie the server sets); the
+// server stores sessions under a hash of it, so one owner can neither list nor name another's sessions.
+// Session ids are made by the server too. CORS answers only the origins in the ALLOWED_ORIGINS var.
 import {
   agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, durableObjectSaver, listSessions,
   anthropic, openai, workersAI, memoryUsage, SessionNotFoundError, SessionBusyError, SaverError, ModelError, ConfigError,
-  CheckpointError,
+  CheckpointError, DecisionError,
 } from 'resumable-agent';
 // The Durable Object class behind durableObjectSaver (bound as CHECKPOINTS in wrangler.toml).
 export { CheckpointStore } from 'resumable-agent';
@@ -44,8 +50,8 @@ function modelFor(env) {
   }
 }
 
-// CHECKPOINT_KEY (a secret): sign every saved checkpoint and refuse any that was changed in KV;
-// SEAL_CHECKPOINTS=true also encrypts them.
+// CHECKPOINT_KEY (a secret): sign every saved step and refuse any that was changed in KV; SEAL_CHECKPOINTS=true
+// also encrypts them.
 const agentConfig = (env) => ({
   instructions: 'You are a helpful assistant. Ask the user for any missing information.',
   tools: [askUser],
@@ -56,100 +62,231 @@ const agentConfig = (env) => ({
 });
 
 // SAVER picks the store: "kv" (default) or "durable-object" (strongly consistent: of concurrent replies to a
-// paused session exactly one runs).
-const sessions = (env) => (env.SAVER === 'durable-object'
-  ? durableObjectSaver(env.CHECKPOINTS, { name: 'sessions' })
+// paused session exactly one runs). Each owner's sessions are a Durable Object of their own.
+const saverFor = (env, owner) => (env.SAVER === 'durable-object'
+  ? durableObjectSaver(env.CHECKPOINTS, { name: owner.id })
   : kvSaver(env.SESSIONS, { prefix: 'session:' }));
 
+const sessionOptions = (env, ctx) => ({ keepCompleted: env.KEEP_COMPLETED === 'true', waitUntil: (p) => ctx.waitUntil(p) });
+
+/** The caller's session `sessionId` (`keep`: keep it when it completes, whatever KEEP_COMPLETED says). */
+const sessionOf = (env, ctx, owner, sessionId, keep = false) => agent(agentConfig(env))
+  .session(saverFor(env, owner), `${owner.id}:${sessionId}`, { ...sessionOptions(env, ctx), ...(keep ? { keepCompleted: true } : {}) });
+
+// ── Owners and session ids ────────────────────────────────────────────────────
+const TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
+const SESSION_ID = /^[A-Za-z0-9_-]{22}$/;
+
+function randomId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+function cookie(request, name) {
+  const header = request.headers.get('cookie') ?? '';
+  return header.split(';').map((c) => c.trim().split('=')).find(([k]) => k === name)?.[1];
+}
+
+/** Who calls: `{ id, token, fresh }`. A caller without a valid token becomes a new owner. */
+async function ownerOf(request) {
+  const bearer = request.headers.get('authorization')?.match(/^Bearer (\S+)$/)?.[1];
+  let token = bearer ?? cookie(request, 'ra_owner');
+  const fresh = !(typeof token === 'string' && TOKEN.test(token));
+  if (fresh) token = randomId();
+  // Stored under a hash of the token: a listing of the store shows no token.
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token)));
+  const id = [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return { id, token, fresh };
+}
+
+/** A fresh owner's token: in the body (for a client that sends it as a bearer token) and as a cookie. */
+function withOwner(response, owner, request) {
+  if (!owner.fresh) return response;
+  const secure = new URL(request.url).protocol === 'https:' ? '; Secure' : '';
+  response.headers.append('set-cookie', `ra_owner=${owner.token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure}`);
+  return response;
+}
+
+const json = (body, owner, status = 200) => Response.json(owner?.fresh ? { ...body, token: owner.token } : body, { status });
+
 // ── Request 1 ────────────────────────────────────────────────────────────────
-async function handleStart(request, env) {
-  const { message, sessionId } = await readBody(request, 'message');
-  const result = await agent(agentConfig(env)).session(sessions(env), sessionId, options(env)).prompt(message);
-  if (isInterrupted(result)) return Response.json({ question: result.question });
-  return Response.json({ answer: result.text });
+async function handleStart(request, env, ctx, owner) {
+  const body = await readBody(request, ['message']);
+  if (body.sessionId !== undefined) throw new BadRequest('Field "sessionId": the server chooses session ids; omit it');
+  const sessionId = randomId();
+  const result = await sessionOf(env, ctx, owner, sessionId).prompt(body.message);
+  return json(isInterrupted(result) ? { sessionId, question: result.question } : { sessionId, answer: result.text }, owner);
 }
 
 // ── Request 2 — new Worker instance, zero shared memory ──────────────────────
-async function handleReply(request, env) {
-  const { answer, sessionId } = await readBody(request, 'answer');
-  const result = await agent(agentConfig(env)).session(sessions(env), sessionId, options(env)).reply(answer);
-  if (isInterrupted(result)) return Response.json({ question: result.question });
-  return Response.json({ answer: result.text });
+async function handleReply(request, env, ctx, owner) {
+  const { answer, sessionId } = await readBody(request, ['answer', 'sessionId']);
+  // Someone else's id (or a made-up one) is simply not found among the caller's sessions.
+  if (!SESSION_ID.test(sessionId)) throw new SessionNotFoundError(`session ${JSON.stringify(sessionId)} not found`);
+  const result = await sessionOf(env, ctx, owner, sessionId).reply(answer);
+  return json(isInterrupted(result) ? { question: result.question } : { answer: result.text }, owner);
 }
 
-// Paused sessions and their questions, from summaries alone (KV metadata; the Durable Object's summary entries).
-async function handleSessions(env) {
-  const listed = await listSessions(sessions(env));
-  return Response.json({
+// A new message in one of the caller's sessions that finished and was kept (KEEP_COMPLETED): the conversation
+// goes on. (A reply answers a question; sent twice, it is refused rather than run again as a new turn.)
+async function handleMessage(request, env, ctx, owner) {
+  const { message, sessionId } = await readBody(request, ['message', 'sessionId']);
+  const session = SESSION_ID.test(sessionId) ? sessionOf(env, ctx, owner, sessionId) : null;
+  // Only an existing session of the caller's: a client does not make sessions under ids it chooses.
+  if (session === null || (await session.checkpoint()) === null) throw new SessionNotFoundError(`session ${JSON.stringify(sessionId)} not found`);
+  const result = await session.prompt(message);
+  return json(isInterrupted(result) ? { question: result.question } : { answer: result.text }, owner);
+}
+
+// The caller's paused sessions and their questions, from summaries alone (KV metadata; the Durable Object's
+// summary entries).
+async function handleSessions(env, owner) {
+  const listed = await listSessions(saverFor(env, owner), `${owner.id}:`);
+  return json({
     sessions: listed.filter((s) => s.interrupted)
-      .map(({ key, question, updatedAt, iterations }) => ({ sessionId: key, question, updatedAt, iterations })),
-  });
+      .map(({ key, question, updatedAt, iterations }) => ({ sessionId: key.slice(owner.id.length + 1), question, updatedAt, iterations })),
+  }, owner);
 }
 
 // ── Streaming: a run's events to the browser as server-sent events ───────────
-// POST /stream { sessionId, message } starts (or continues) a session, { sessionId, answer } answers it.
-// Text arrives as `text-delta` events while the model writes it, the question as `interrupt` the moment
-// the run pauses, then `done` ({ answer } or { question }) or `error`. The session saves every step, so a
-// client that disconnects loses nothing: the next request continues from the last saved step.
+// POST /stream { message } starts a session, { sessionId, answer } answers it, { sessionId, message } goes on
+// with a finished one (streamed sessions are kept when they complete). The first frame names the
+// session (`event: session`); every event after it carries `id: <seq>`. Text arrives as `text-delta` events
+// while the model writes it, the question as `interrupt` the moment the run pauses, then `done` ({ answer }
+// or { question }) or `error`. The run goes on when the client goes away (the session saves every step); a
+// client that reconnects POSTs { sessionId } with the `Last-Event-ID` header and gets every event it missed,
+// then the rest as the run writes them.
 const FORWARDED = new Set(['step-start', 'text-delta', 'tool-call-delta', 'step-restart', 'step-finish', 'tool-call', 'tool-result', 'interrupt']);
-const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST, OPTIONS', 'access-control-allow-headers': 'content-type' };
+const END = new Set(['done', 'error']);
+const REPLAY_FOR_MS = 60_000;
+/** Errors a stream answers with a status instead of events: nothing ran. */
+const REFUSED = { SessionNotFoundError: 404, SessionBusyError: 409, DecisionError: 409, ConfigError: 400, CheckpointError: 422 };
+const REPLAY_POLL_MS = 200;
 
-async function handleStream(request, env, ctx) {
-  let body;
-  try {
-    body = JSON.parse(await request.text());
-  } catch (e) {
-    throw new BadRequest(`Malformed JSON body: ${e.message}`);
+function frame(type, data, id) {
+  return `${id === undefined ? '' : `id: ${id}\n`}event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** A session event as the stream sends it. */
+function sseEvent(e) {
+  const { type, seq, ...data } = e;
+  if (type === 'done') {
+    const r = e.result;
+    const ended = r.interrupted ? { question: r.question, interrupts: r.interrupts } : { answer: r.text };
+    return frame('done', ended, seq);
   }
-  if (typeof body?.sessionId !== 'string') throw new BadRequest('Missing field "sessionId": expected a string');
-  const input = typeof body.answer === 'string' ? { answer: body.answer }
-    : typeof body.message === 'string' ? { prompt: body.message }
-      : null;
-  if (!input) throw new BadRequest('Missing field "message" or "answer": expected a string');
-  const events = agent(agentConfig(env)).session(sessions(env), body.sessionId, options(env)).stream(input);
+  if (type === 'error') return frame('error', { name: e.error.name, error: e.error.message }, seq);
+  return FORWARDED.has(type) ? frame(type, data, seq) : null;
+}
+
+async function handleStream(request, env, ctx, owner) {
+  const body = await readBody(request, []);
+  const lastEventId = request.headers.get('last-event-id');
   const { readable, writable } = new TransformStream();
   const writer = writable.getWriter();
   const encoder = new TextEncoder();
-  const send = (type, data) => writer.write(encoder.encode(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`));
-  const pump = (async () => {
-    try {
-      for await (const e of events) {
-        const { type, ...data } = e;
-        if (FORWARDED.has(type)) await send(type, data);
-        else if (type === 'done') {
-          await send('done', isInterrupted(e.result) ? { question: e.result.question, interrupts: e.result.interrupts } : { answer: e.result.text });
-        } else if (type === 'error') await send('error', { name: e.error.name, error: e.error.message });
+  let open = true;
+  // Not awaited: the run goes at its own pace, not the client's (a client that went away may never read
+  // again; its writes fail or wait, and the events are in the session's log for when it reconnects).
+  const send = (text) => {
+    if (!open || text === null) return;
+    writer.write(encoder.encode(text)).catch(() => { open = false; });
+  };
+  let work;
+  if (lastEventId !== null) {
+    if (!SESSION_ID.test(body.sessionId ?? '')) throw new BadRequest('Reconnecting needs the "sessionId" the stream named');
+    const after = Number(lastEventId);
+    if (!Number.isSafeInteger(after) || after < 0) throw new BadRequest('Last-Event-ID: expected the id of an event of this stream');
+    const session = sessionOf(env, ctx, owner, body.sessionId);
+    work = (async () => {
+      let last = after;
+      for (const deadline = Date.now() + REPLAY_FOR_MS; Date.now() < deadline && open;) {
+        let ended = false;
+        for await (const e of session.replay({ after: last })) {
+          send(sseEvent(e));
+          last = e.seq;
+          ended ||= END.has(e.type);
+        }
+        if (ended) return;
+        // Still running (in another request): what it writes next.
+        await new Promise((r) => setTimeout(r, REPLAY_POLL_MS));
       }
-    } catch (e) {
-      // The client went away (a write failed): leaving the loop stops the run at its next step; the
-      // session has saved every step so far.
-    } finally {
-      await writer.close().catch(() => {});
+    })();
+  } else {
+    let sessionId = body.sessionId;
+    let input;
+    // Streamed sessions are kept when they complete: a page that reconnects after the end still gets the
+    // answer, and the conversation goes on with { sessionId, message }.
+    const session = () => sessionOf(env, ctx, owner, sessionId, true);
+    if (typeof body.answer === 'string') {
+      if (!SESSION_ID.test(sessionId ?? '')) throw new SessionNotFoundError(`session ${JSON.stringify(sessionId)} not found`);
+      input = { answer: body.answer };
+    } else if (typeof body.message === 'string' && sessionId !== undefined) {
+      // Only an existing session of the caller's: a client does not make sessions under ids it chooses.
+      if (!SESSION_ID.test(sessionId) || (await session().checkpoint()) === null) throw new SessionNotFoundError(`session ${JSON.stringify(sessionId)} not found`);
+      input = { prompt: body.message };
+    } else if (typeof body.message === 'string') {
+      sessionId = randomId();
+      input = { prompt: body.message };
+    } else {
+      throw new BadRequest('Missing field "message" or "answer": expected a string');
     }
-  })();
-  ctx.waitUntil(pump);
-  return new Response(readable, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...CORS } });
+    const events = session().stream(input)[Symbol.asyncIterator]();
+    // A call refused before it ran (an unknown session, one waiting for no answer) answers with its status:
+    // look past `checkpoint-loaded` at the first event of the run.
+    const head = [];
+    for (let e = await events.next(); ; e = await events.next()) {
+      head.push(e);
+      if (e.done || e.value.type !== 'checkpoint-loaded') break;
+    }
+    const first = head.at(-1);
+    if (!first.done && first.value.type === 'error' && REFUSED[first.value.error.name]) {
+      const { name, message } = first.value.error;
+      return withOwner(Response.json({ error: name === 'SessionNotFoundError' ? 'Session not found' : message }, { status: REFUSED[name] }), owner, request);
+    }
+    work = (async () => {
+      send(frame('session', owner.fresh ? { sessionId, token: owner.token } : { sessionId }));
+      for (const e of head) if (!e.done) send(sseEvent(e.value));
+      for (let e = first; !e.done;) { e = await events.next(); if (!e.done) send(sseEvent(e.value)); }
+    })();
+  }
+  const done = work.catch(() => {}).finally(() => writer.close().catch(() => {}));
+  ctx.waitUntil(done);
+  return withOwner(new Response(readable, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } }), owner, request);
 }
-
-const options = (env) => ({ keepCompleted: env.KEEP_COMPLETED === 'true' });
 
 class BadRequest extends Error {}
 
-async function readBody(request, field) {
+async function readBody(request, fields) {
   let body;
   try {
     body = JSON.parse(await request.text());
   } catch (e) {
     throw new BadRequest(`Malformed JSON body: ${e.message}`);
   }
-  for (const name of [field, 'sessionId']) {
-    if (typeof body?.[name] !== 'string') throw new BadRequest(`Missing field "${name}": expected a string`);
+  if (body === null || typeof body !== 'object') throw new BadRequest('Malformed JSON body: expected an object');
+  for (const name of fields) {
+    if (typeof body[name] !== 'string') throw new BadRequest(`Missing field "${name}": expected a string`);
   }
   return body;
 }
 
-function withCors(response) {
-  for (const [k, v] of Object.entries(CORS)) response.headers.set(k, v);
+// ── CORS: only the origins configured ─────────────────────────────────────────
+function corsHeaders(request, env) {
+  const origin = request.headers.get('origin');
+  const allowed = (env.ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  if (!origin || !allowed.includes(origin)) return {};
+  return {
+    'access-control-allow-origin': origin,
+    'access-control-allow-methods': 'GET, POST, OPTIONS',
+    'access-control-allow-headers': 'authorization, content-type, last-event-id',
+    'access-control-max-age': '600',
+    vary: 'Origin',
+  };
+}
+
+function withCors(response, request, env) {
+  for (const [k, v] of Object.entries(corsHeaders(request, env))) response.headers.set(k, v);
   return response;
 }
 
@@ -158,6 +295,7 @@ function errorResponse(e) {
     e instanceof BadRequest ? [400, e.message]
     : e instanceof SessionNotFoundError ? [404, 'Session not found']
     : e instanceof SessionBusyError ? [409, e.message]
+    : e instanceof DecisionError ? [409, e.message]
     : e instanceof SaverError && e.code === 'TOO_LARGE' ? [413, e.message]
     : e instanceof SaverError && e.code === 'KEY_LENGTH' ? [400, e.message]
     : e instanceof ConfigError ? [400, e.message]
@@ -170,31 +308,36 @@ function errorResponse(e) {
 export default {
   async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
-    try {
-      if (request.method === 'OPTIONS' && pathname === '/stream') return new Response(null, { status: 204, headers: CORS });
-      if (request.method === 'POST' && pathname === '/stream') {
-        return await handleStream(request, env, ctx).catch((e) => withCors(errorResponse(e)));
+    if (request.method === 'OPTIONS') return withCors(new Response(null, { status: 204 }), request, env);
+    // Served only with TEST_ROUTES="true" (the test suite turns it on).
+    if (env.TEST_ROUTES === 'true' && pathname.startsWith('/__test/')) {
+      if (request.method === 'POST' && pathname === '/__test/saver') {
+        const { owner } = await request.clone().json();
+        return saverTestRoute(request, env, saverFor(env, { id: owner ?? 'test' }));
       }
-      if (request.method === 'POST' && pathname === '/start') return await handleStart(request, env);
-      if (request.method === 'POST' && pathname === '/reply') return await handleReply(request, env);
-      if (request.method === 'GET' && pathname === '/sessions') return await handleSessions(env);
-      if (request.method === 'POST' && pathname === '/__test/saver' && env.TEST_ROUTES === 'true') {
-        return await saverTestRoute(request, env, sessions(env));
+      if (request.method === 'POST' && pathname === '/__test/session') {
+        const { sessionId, owner } = await request.clone().json();
+        return sessionTestRoute(request, agent(agentConfig(env)).session(saverFor(env, { id: owner ?? 'test' }), sessionId, { keepCompleted: true }));
       }
-      if (request.method === 'POST' && pathname === '/__test/session' && env.TEST_ROUTES === 'true') {
-        const { sessionId } = await request.clone().json();
-        return await sessionTestRoute(request, agent(agentConfig(env)).session(sessions(env), sessionId, { keepCompleted: true }));
-      }
-      if (request.method === 'POST' && pathname === '/__test/steps' && env.TEST_ROUTES === 'true') {
-        return await stepsTestRoute(request, sessions(env), { agent, defineTool, scriptedModel });
+      if (request.method === 'POST' && pathname === '/__test/steps') {
+        return stepsTestRoute(request, saverFor(env, { id: 'bench' }), { agent, defineTool, scriptedModel });
       }
       // The isolate's wasm memory, to watch it stay flat over many requests.
-      if (request.method === 'GET' && pathname === '/__test/memory' && env.TEST_ROUTES === 'true') {
-        return Response.json(memoryUsage());
-      }
-      return Response.json({ error: `No route for ${request.method} ${pathname}` }, { status: 404 });
+      if (request.method === 'GET' && pathname === '/__test/memory') return Response.json(memoryUsage());
+    }
+    let owner;
+    try {
+      owner = await ownerOf(request);
+      let response;
+      if (request.method === 'POST' && pathname === '/stream') response = await handleStream(request, env, ctx, owner);
+      else if (request.method === 'POST' && pathname === '/start') response = await handleStart(request, env, ctx, owner);
+      else if (request.method === 'POST' && pathname === '/reply') response = await handleReply(request, env, ctx, owner);
+      else if (request.method === 'POST' && pathname === '/message') response = await handleMessage(request, env, ctx, owner);
+      else if (request.method === 'GET' && pathname === '/sessions') response = await handleSessions(env, owner);
+      else response = Response.json({ error: `No route for ${request.method} ${pathname}` }, { status: 404 });
+      return withCors(withOwner(response, owner, request), request, env);
     } catch (e) {
-      return errorResponse(e);
+      return withCors(errorResponse(e), request, env);
     }
   },
 };

@@ -33,16 +33,19 @@ export async function saverTestRoute(request, env, saver) {
 // POST /__test/steps {sessionId, steps, autoSave}: one session of `steps` model calls (lookups, then an
 // answer) on the Worker's saver, for `make bench` (time per auto-save). Served only with TEST_ROUTES.
 export async function stepsTestRoute(request, saver, { agent, defineTool, scriptedModel }) {
-  const { sessionId, steps, autoSave } = await request.json();
-  const lookup = defineTool({ name: 'lookup', handle: ({ key }) => ({ key, value: 'x'.repeat(480) }) });
+  const { sessionId, steps, autoSave, valueBytes = 480, events = true } = await request.json();
+  const lookup = defineTool({ name: 'lookup', handle: ({ key }) => ({ key, value: 'x'.repeat(valueBytes) }) });
   const model = scriptedModel(Array.from({ length: steps }, (_, k) => (k < steps - 1
     ? { content: [{ type: 'tool_use', id: `c${k}`, name: 'lookup', input: { key: `k${k}` } }] }
     : 'done')));
   let saves = 0;
   let bytes = 0;
+  // Without events the run reports no checkpoint per step (a long run's would be copied to JS each time).
+  const onEvent = events ? (e) => { if (e.type === 'checkpoint-saved') saves += 1; } : undefined;
   const result = await agent({ tools: [lookup], model, maxIterations: steps + 1 })
     .session(saver, sessionId, { autoSave, keepCompleted: true })
-    .prompt('go', { onEvent: (e) => { if (e.type === 'checkpoint-saved') saves += 1; if (e.type === 'checkpoint') bytes = JSON.stringify(e.checkpoint).length; } });
+    .prompt('go', { onEvent });
+  bytes = JSON.stringify(result.checkpoint).length;
   return Response.json({ text: result.text, saves, lastCheckpointBytes: bytes });
 }
 

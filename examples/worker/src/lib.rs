@@ -1,12 +1,15 @@
-//! The reference's two-request flow as a Rust Worker, with no JS of our own:
+//! The reference's two-request flow as a Rust Worker, with no JS of our own — deployable as it is:
 //!
-//! - `POST /start {message, sessionId}` → `{question}` (paused, checkpoint in KV) or `{answer}`
-//! - `POST /reply {answer, sessionId}` → the same; `404` for an unknown session
-//! - `GET /sessions` → the paused sessions and their questions, read from summaries only
+//! - `POST /start {message}` → `{sessionId, question}` (paused, checkpoint in KV) or `{sessionId, answer}`
+//! - `POST /reply {answer, sessionId}` → `{question}` or `{answer}`; `404` for a session that is not the caller's
+//! - `GET /sessions` → the caller's paused sessions and their questions, read from summaries only
 //!
+//! A caller owns the sessions it started: it is known by a token the server makes (128 random bits), sent
+//! back as `Authorization: Bearer <token>` or the HttpOnly `ra_owner` cookie; sessions are stored under a hash
+//! of it, and session ids are made by the server. CORS answers only the origins in the `ALLOWED_ORIGINS` var.
 //! Every request builds its agent afresh: nothing survives in memory between requests. The var `SAVER` picks
-//! the store: `kv` (default; Workers KV) or `durable-object` (the `CheckpointStore` Durable Object below:
-//! strongly consistent, and exactly one of concurrent replies runs).
+//! the store: `kv` (default; Workers KV) or `durable-object` (the `CheckpointStore` Durable Object below, one
+//! per owner: strongly consistent, and exactly one of concurrent replies runs).
 
 mod test_routes;
 
@@ -15,101 +18,144 @@ use resumable_agent::provider::openai::OpenAi;
 use resumable_agent::provider::{FetchClient, HttpModel};
 
 use resumable_agent::{
-    Agent, AgentError, CheckpointKeys, CheckpointSummary, Condition, DurableObjectSaver, InterruptError, KvOptions,
-    KvSaver, ModelRequest, ModelResponse, Outcome, SavedCheckpoint, Saver, SaverError, ScriptedModel, list_sessions,
-    tool,
+    Agent, AgentError, CheckpointKeys, DurableObjectSaver, DynSaver, InterruptError, KvOptions, KvSaver, ModelRequest,
+    ModelResponse, Outcome, SaverError, ScriptedModel, list_sessions, tool,
 };
 use serde_json::{Value, json};
+use sha2::Digest;
 use std::future::Future;
-use worker::{DurableObject, Env, Method, Request, Response, Result, State, durable_object, event};
+use worker::{DurableObject, Env, Headers, Method, Request, Response, Result, State, durable_object, event};
 
 /// Where sessions live in the `SESSIONS` namespace.
 const PREFIX: &str = "session:";
 
 #[event(fetch)]
-async fn fetch(mut req: Request, env: Env, _ctx: worker::Context) -> Result<Response> {
+async fn fetch(mut req: Request, env: Env, ctx: worker::Context) -> Result<Response> {
     let path = req.path();
-    match (req.method(), path.as_str()) {
-        (Method::Post, "/start") => turn(&mut req, &env, "message").await,
-        (Method::Post, "/reply") => turn(&mut req, &env, "answer").await,
-        (Method::Get, "/sessions") => sessions(&env).await,
-        (Method::Post, "/__test/saver") if flag(&env, "TEST_ROUTES") => test_routes::saver(&mut req, &env).await,
-        (Method::Post, "/__test/conformance") if flag(&env, "TEST_ROUTES") => test_routes::conformance(&env).await,
-        _ => error(404, &format!("No route for {} {path}", req.method())),
+    let cors = cors_headers(&req, &env)?;
+    if req.method() == Method::Options {
+        return Ok(Response::empty()?.with_status(204).with_headers(cors));
     }
+    if flag(&env, "TEST_ROUTES") {
+        match (req.method(), path.as_str()) {
+            (Method::Post, "/__test/saver") => return test_routes::saver(&mut req, &env).await,
+            (Method::Post, "/__test/conformance") => return test_routes::conformance(&env).await,
+            _ => {}
+        }
+    }
+    let owner = owner_of(&req)?;
+    let response = match (req.method(), path.as_str()) {
+        (Method::Post, "/start") => turn(&mut req, &env, &ctx, &owner, "message").await,
+        (Method::Post, "/reply") => turn(&mut req, &env, &ctx, &owner, "answer").await,
+        (Method::Post, "/message") => turn(&mut req, &env, &ctx, &owner, "continue").await,
+        (Method::Get, "/sessions") => sessions(&env, &owner).await,
+        _ => error(404, &format!("No route for {} {path}", req.method())),
+    }?;
+    let mut response = response;
+    for (k, v) in cors.entries() {
+        response.headers_mut().set(&k, &v)?;
+    }
+    if owner.fresh {
+        let secure = if req.url()?.scheme() == "https" { "; Secure" } else { "" };
+        response.headers_mut().append(
+            "set-cookie",
+            &format!(
+                "ra_owner={}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000{secure}",
+                owner.token
+            ),
+        )?;
+    }
+    Ok(response)
 }
 
 fn flag(env: &Env, name: &str) -> bool {
     env.var(name).is_ok_and(|v| v.to_string() == "true")
 }
 
-/// The store the `SAVER` var picks.
-pub(crate) enum Store {
-    Kv(KvSaver),
-    DurableObject(DurableObjectSaver),
+/// CORS headers for the request's origin when the `ALLOWED_ORIGINS` var (comma-separated) names it.
+fn cors_headers(req: &Request, env: &Env) -> Result<Headers> {
+    let headers = Headers::new();
+    let origin = req.headers().get("origin")?.unwrap_or_default();
+    let allowed = env.var("ALLOWED_ORIGINS").map(|v| v.to_string()).unwrap_or_default();
+    if !origin.is_empty() && allowed.split(',').map(str::trim).any(|o| o == origin) {
+        headers.set("access-control-allow-origin", &origin)?;
+        headers.set("access-control-allow-methods", "GET, POST, OPTIONS")?;
+        headers.set("access-control-allow-headers", "authorization, content-type")?;
+        headers.set("vary", "Origin")?;
+    }
+    Ok(headers)
 }
 
-pub(crate) fn saver(env: &Env) -> Result<Store> {
+/// Who calls: the hash its sessions are stored under, its token, and whether the token was made now.
+pub(crate) struct Owner {
+    pub(crate) id: String,
+    token: String,
+    fresh: bool,
+}
+
+/// 16 random bytes from the host's `crypto.getRandomValues`, base64url.
+fn random_id() -> Result<String> {
+    let bytes = js_sys::Uint8Array::new_with_length(16);
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into())?;
+    let get = js_sys::Reflect::get(&crypto, &"getRandomValues".into())?;
+    js_sys::Function::from(get).call1(&crypto, &bytes)?;
+    Ok(base64url(&bytes.to_vec()))
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(A[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+fn valid_token(t: &str) -> bool {
+    (22..=64).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn valid_session_id(t: &str) -> bool {
+    t.len() == 22 && valid_token(t)
+}
+
+fn owner_of(req: &Request) -> Result<Owner> {
+    let bearer = req
+        .headers()
+        .get("authorization")?
+        .and_then(|h| h.strip_prefix("Bearer ").map(str::to_owned));
+    let cookie = req.headers().get("cookie")?.and_then(|c| {
+        c.split(';')
+            .find_map(|p| p.trim().strip_prefix("ra_owner=").map(str::to_owned))
+    });
+    let (token, fresh) = match bearer.or(cookie).filter(|t| valid_token(t)) {
+        Some(t) => (t, false),
+        None => (random_id()?, true),
+    };
+    // Stored under a hash of the token: a listing of the store shows no token.
+    let digest = sha2::Sha256::digest(token.as_bytes());
+    let id = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    Ok(Owner { id, token, fresh })
+}
+
+/// The store the `SAVER` var picks, for `owner` (each owner's sessions are a Durable Object of their own).
+pub(crate) fn saver(env: &Env, owner: &str) -> Result<Box<dyn DynSaver>> {
     let rust_error = |e: SaverError| worker::Error::RustError(e.to_string());
     if env.var("SAVER").is_ok_and(|v| v.to_string() == "durable-object") {
         let namespace = env.durable_object("CHECKPOINTS")?;
-        return DurableObjectSaver::new(&namespace, "sessions")
-            .map(Store::DurableObject)
+        return DurableObjectSaver::new(&namespace, owner)
+            .map(|s| Box::new(s) as Box<dyn DynSaver>)
             .map_err(rust_error);
     }
     KvSaver::new(env.kv("SESSIONS")?, KvOptions::with_prefix(PREFIX))
-        .map(Store::Kv)
+        .map(|s| Box::new(s) as Box<dyn DynSaver>)
         .map_err(rust_error)
-}
-
-impl Saver for Store {
-    fn get_text(&self, key: &str) -> impl Future<Output = std::result::Result<Option<String>, SaverError>> {
-        async move {
-            match self {
-                Store::Kv(s) => s.get_text(key).await,
-                Store::DurableObject(s) => s.get_text(key).await,
-            }
-        }
-    }
-    fn put_text(
-        &self,
-        key: &str,
-        value: String,
-        summary: &CheckpointSummary,
-        condition: Condition,
-    ) -> impl Future<Output = std::result::Result<(), SaverError>> {
-        async move {
-            match self {
-                Store::Kv(s) => s.put_text(key, value, summary, condition).await,
-                Store::DurableObject(s) => s.put_text(key, value, summary, condition).await,
-            }
-        }
-    }
-    fn delete(&self, key: &str) -> impl Future<Output = std::result::Result<(), SaverError>> {
-        async move {
-            match self {
-                Store::Kv(s) => s.delete(key).await,
-                Store::DurableObject(s) => s.delete(key).await,
-            }
-        }
-    }
-    fn list(&self, prefix: &str) -> impl Future<Output = std::result::Result<Vec<SavedCheckpoint>, SaverError>> {
-        async move {
-            match self {
-                Store::Kv(s) => s.list(prefix).await,
-                Store::DurableObject(s) => s.list(prefix).await,
-            }
-        }
-    }
-    fn compare_and_set(&self) -> bool {
-        matches!(self, Store::DurableObject(_))
-    }
-    fn max_value_bytes(&self) -> Option<usize> {
-        match self {
-            Store::Kv(s) => s.max_value_bytes(),
-            Store::DurableObject(s) => s.max_value_bytes(),
-        }
-    }
 }
 
 /// The Durable Object behind `SAVER=durable-object`: it stores the checkpoints.
@@ -234,40 +280,86 @@ fn last_result(req: &ModelRequest<'_>) -> String {
         .unwrap_or_default()
 }
 
-/// `/start` and `/reply`: read `{<field>, sessionId}`, run the session, answer `{question}` or `{answer}`.
-async fn turn(req: &mut Request, env: &Env, field: &str) -> Result<Response> {
+/// `/start` and `/reply`: read the body, run the caller's session, answer `{sessionId?, question}` or
+/// `{sessionId?, answer}` (and a new caller's `token`).
+async fn turn(req: &mut Request, env: &Env, ctx: &worker::Context, owner: &Owner, field: &str) -> Result<Response> {
     let body: Value = match serde_json::from_str(&req.text().await?) {
         Ok(v) => v,
         Err(e) => return error(400, &format!("Malformed JSON body: {e}")),
     };
-    let (Some(text), Some(session_id)) = (body[field].as_str(), body["sessionId"].as_str()) else {
-        let missing = if body[field].is_string() { "sessionId" } else { field };
-        return error(400, &format!("Missing field \"{missing}\": expected a string"));
+    // `/message` continues a kept session with a new message: its field is "message" too.
+    let continuing = field == "continue";
+    let field = if continuing { "message" } else { field };
+    let Some(text) = body[field].as_str() else {
+        return error(400, &format!("Missing field \"{field}\": expected a string"));
+    };
+    let starting = field == "message" && !continuing;
+    let session_id = if starting {
+        if !body["sessionId"].is_null() {
+            return error(400, "Field \"sessionId\": the server chooses session ids; omit it");
+        }
+        random_id()?
+    } else {
+        match body["sessionId"].as_str() {
+            // Someone else's id (or a made-up one) is not among the caller's sessions.
+            Some(id) if valid_session_id(id) => id.to_owned(),
+            Some(_) => return error(404, "Session not found"),
+            None => return error(400, "Missing field \"sessionId\": expected a string"),
+        }
     };
     let agent = match demo_agent(env) {
         Ok(a) => a,
         Err(e) => return error(500, &e.to_string()),
     };
-    let saver = saver(env)?;
+    let saver = saver(env, &owner.id)?;
     let session = agent
-        .session(&saver, session_id)
+        .session(&saver, format!("{}:{session_id}", owner.id))
         .keep_completed(flag(env, "KEEP_COMPLETED"));
-    let outcome = if field == "message" {
+    let outcome = if starting {
         session.prompt(text).await
+    } else if continuing {
+        // Only an existing session of the caller's: a client does not make sessions under ids it chooses.
+        match session.checkpoint(None).await {
+            Ok(Some(_)) => session.prompt(text).await,
+            Ok(None) => Err(AgentError::SessionNotFound { id: session_id.clone() }),
+            Err(e) => Err(e),
+        }
     } else {
         session.reply(text).await
     };
-    match outcome {
-        Ok(Outcome::Interrupted(paused)) => Response::from_json(&json!({ "question": paused.question })),
-        Ok(Outcome::Complete(done)) => Response::from_json(&json!({ "answer": done.text })),
-        Err(e) => error(status_of(&e), &message_of(&e)),
+    if session.unsettled() {
+        // KV's one write per key per second held back the head (what `/sessions` reads) or the last keys of
+        // a finished session: finish them once it allows, after the response is sent.
+        ctx.wait_until(settle(env.clone(), owner.id.clone(), session.id().to_owned()));
+    }
+    let mut out = match outcome {
+        Ok(Outcome::Interrupted(paused)) => json!({ "question": paused.question }),
+        Ok(Outcome::Complete(done)) => json!({ "answer": done.text }),
+        Err(e) => return error(status_of(&e), &message_of(&e)),
+    };
+    if starting {
+        out["sessionId"] = session_id.into();
+    }
+    if owner.fresh {
+        out["token"] = owner.token.clone().into();
+    }
+    Response::from_json(&out)
+}
+
+/// Finishes what the store's write interval held back for a session (see `Session::settle`).
+async fn settle(env: Env, owner: String, key: String) {
+    let (Ok(agent), Ok(saver)) = (demo_agent(&env), saver(&env, &owner)) else {
+        return;
+    };
+    if let Err(e) = agent.session(&saver, key).settle().await {
+        worker::console_error!("settling a session: {e}");
     }
 }
 
 fn status_of(e: &AgentError) -> u16 {
     match e {
         AgentError::SessionNotFound { .. } => 404,
-        AgentError::SessionBusy { .. } => 409,
+        AgentError::SessionBusy { .. } | AgentError::Decision { .. } => 409,
         AgentError::Saver {
             source: SaverError::TooLarge { .. },
             ..
@@ -291,9 +383,10 @@ fn message_of(e: &AgentError) -> String {
     }
 }
 
-/// `GET /sessions`: paused sessions with their questions, from summaries (no value is read).
-async fn sessions(env: &Env) -> Result<Response> {
-    let listed = match list_sessions(&saver(env)?, "").await {
+/// `GET /sessions`: the caller's paused sessions with their questions, from summaries (no value is read).
+async fn sessions(env: &Env, owner: &Owner) -> Result<Response> {
+    let prefix = format!("{}:", owner.id);
+    let listed = match list_sessions(&saver(env, &owner.id)?, &prefix).await {
         Ok(l) => l,
         Err(e) => return error(500, &e.to_string()),
     };
@@ -302,14 +395,18 @@ async fn sessions(env: &Env) -> Result<Response> {
         .filter(|s| s.summary.interrupted)
         .map(|s| {
             json!({
-                "sessionId": s.key,
+                "sessionId": s.key.strip_prefix(&prefix).unwrap_or_default(),
                 "question": s.summary.question,
                 "updatedAt": s.summary.updated_at,
                 "iterations": s.summary.iterations,
             })
         })
         .collect();
-    Response::from_json(&json!({ "sessions": paused }))
+    let mut out = json!({ "sessions": paused });
+    if owner.fresh {
+        out["token"] = owner.token.clone().into();
+    }
+    Response::from_json(&out)
 }
 
 pub(crate) fn error(status: u16, message: &str) -> Result<Response> {
