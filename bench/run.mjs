@@ -105,6 +105,12 @@ const saversRun = spawnSync(process.execPath, [join(BENCH, 'savers.mjs')], { cwd
 if (saversRun.status !== 0) throw new Error(`savers.mjs failed (${saversRun.status ?? saversRun.signal}):\n${saversRun.stderr}`);
 const saversTable = saversRun.stdout.trim();
 
+// ---- 8b: sessions as a step log: bytes, writes and time against the run's length (bench/sessions.mjs) ------
+log('sessions: bytes written and kept, writes per model call, session ÷ no session, at 20 and 400 steps');
+const sessionsRun = spawnSync(process.execPath, [join(BENCH, 'sessions.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 900_000, maxBuffer: 16 << 20 });
+if (sessionsRun.status !== 0) throw new Error(`sessions.mjs failed (${sessionsRun.status ?? sessionsRun.signal}):\n${sessionsRun.stderr}`);
+const sessionsTable = sessionsRun.stdout.trim();
+
 // ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
 log('streaming: first byte -> first text-delta, warm and cold');
 const streamWarm = child('first-delta.mjs', '20', '50');
@@ -318,6 +324,8 @@ ${streamTable}
 Savers (\`bench/savers.mjs\`):
 
 ${saversTable}
+
+${sessionsTable}
 
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;

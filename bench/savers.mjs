@@ -1,11 +1,12 @@
-// Time per auto-save and bytes stored per step, for every saver in its real environment (part of
-// `make bench`; alone: `node bench/savers.mjs`). Prints a markdown table; writes bench/savers.json.
+// Time per auto-save for every saver in its real environment, at 20 and at 400 steps (part of `make bench`;
+// alone: `node bench/savers.mjs`). Prints a markdown table; writes bench/savers.json.
 //
 // The same session on each saver: n model calls (n−1 `lookup` calls returning ~500 bytes, then an answer),
-// once with `autoSave: 'step'` (saved after every step) and once with `autoSave: 'stop'` (saved when the run
-// starts and stops). Time per auto-save = (median time with 'step' − median time with 'stop') ÷ (the extra
-// saves). Each save writes the head and a history entry, so bytes written per step ≈ 2 × the checkpoint's
-// size at that step; bytes stored = the history plus the head at the end.
+// once with `autoSave: 'step'` (a record after every step: 2n) and once with `autoSave: 'stop'` (when the run
+// starts and stops: 2). Time per auto-save = (median time with 'step' − median time with 'stop') ÷ (the extra
+// records): flat when a save costs what its step added, growing when it rewrites the run. Warm: medians after
+// two warm-up rounds; cold: the first round (no warm-up). No onEvent: its per-step checkpoint events would
+// be timed too. Bytes per step: bench/sessions.mjs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,40 +17,47 @@ import { startWorker, ROOT } from '../tests/workers/harness.mjs';
 import { serve } from '../scripts/serve-browser.mjs';
 import { median } from './lib/stats.mjs';
 
-const STEPS = Number(process.env.SAVER_BENCH_STEPS ?? 20);
-const REPS = 7;
+const SIZES = process.env.SAVER_BENCH_STEPS ? [Number(process.env.SAVER_BENCH_STEPS)] : [20, 400];
+const REPS = { 20: 7, 400: 3 };
 const WARMUP = 2;
+let STEPS = SIZES[0];
+/** Records a session writes: a record per model answer and per tool result, the prompt's; or first and last. */
+const savesOf = (mode, steps) => (mode === 'step' ? 2 * steps : 2);
 const log = (m) => process.stderr.write(`[savers] ${m}\n`);
 
-/** The session, in this process; returns { ms, saves, bytes: [checkpoint size at each save] }. */
+/** The session, in this process; returns { ms }. */
 async function runHere(saver, sessionId, autoSave) {
   const lookup = defineTool({ name: 'lookup', handle: ({ key }) => ({ key, value: 'x'.repeat(480) }) });
   const model = scriptedModel(Array.from({ length: STEPS }, (_, k) => (k < STEPS - 1
     ? { content: [{ type: 'tool_use', id: `c${k}`, name: 'lookup', input: { key: `k${k}` } }] }
     : 'done')));
-  const bytes = [];
-  let saves = 0;
   const t0 = performance.now();
-  await agent({ tools: [lookup], model, maxIterations: STEPS + 1 }).session(saver, sessionId, { autoSave, keepCompleted: true })
-    .prompt('go', { onEvent: (e) => { if (e.type === 'checkpoint-saved') saves += 1; if (e.type === 'checkpoint') bytes.push(JSON.stringify(e.checkpoint).length); } });
-  return { ms: performance.now() - t0, saves, bytes };
+  await agent({ tools: [lookup], model, maxIterations: STEPS + 1 }).session(saver, sessionId, { autoSave, keepCompleted: true }).prompt('go');
+  return { ms: performance.now() - t0 };
 }
 
 /** Medians of `run(id, autoSave)` for both modes; returns the figures. */
 async function measure(name, run) {
-  const times = { step: [], stop: [] };
-  let saves = {};
-  let bytes = [];
-  for (let i = 0; i < WARMUP + REPS; i++) {
-    for (const mode of ['step', 'stop']) {
-      const r = await run(`${name}-${mode}-${i}`, mode);
-      if (i >= WARMUP) times[mode].push(r.ms);
-      saves[mode] = r.saves;
-      if (mode === 'step' && r.bytes) bytes = r.bytes;
+  const out = { saver: name, bySteps: {} };
+  for (const steps of SIZES) {
+    STEPS = steps;
+    const times = { step: [], stop: [] };
+    const cold = {};
+    for (let i = 0; i < WARMUP + (REPS[steps] ?? 3); i++) {
+      for (const mode of ['step', 'stop']) {
+        const r = await run(`${name}-${steps}-${mode}-${i}`, mode);
+        if (i === 0) cold[mode] = r.ms;
+        if (i >= WARMUP) times[mode].push(r.ms);
+      }
     }
+    const extra = savesOf('step', steps) - savesOf('stop', steps);
+    out.bySteps[steps] = {
+      medianMs: { step: median(times.step), stop: median(times.stop) },
+      msPerAutoSave: (median(times.step) - median(times.stop)) / extra,
+      msPerAutoSaveCold: (cold.step - cold.stop) / extra,
+    };
   }
-  const perSave = (median(times.step) - median(times.stop)) / (saves.step - saves.stop);
-  return { saver: name, steps: STEPS, saves, medianMs: { step: median(times.step), stop: median(times.stop) }, msPerAutoSave: perSave, checkpointBytes: bytes };
+  return out;
 }
 
 const results = [];
@@ -78,11 +86,9 @@ try {
     const { agent, defineTool, scriptedModel } = window.pkg;
     const lookup = defineTool({ name: 'lookup', handle: ({ key }) => ({ key, value: 'x'.repeat(480) }) });
     const model = scriptedModel(Array.from({ length: steps }, (_, k) => (k < steps - 1 ? { content: [{ type: 'tool_use', id: `c${k}`, name: 'lookup', input: { key: `k${k}` } }] } : 'done')));
-    let saves = 0;
     const t0 = performance.now();
-    await agent({ tools: [lookup], model, maxIterations: steps + 1 }).session(window.saver, id, { autoSave: mode, keepCompleted: true })
-      .prompt('go', { onEvent: (e) => { if (e.type === 'checkpoint-saved') saves += 1; } });
-    return { ms: performance.now() - t0, saves };
+    await agent({ tools: [lookup], model, maxIterations: steps + 1 }).session(window.saver, id, { autoSave: mode, keepCompleted: true }).prompt('go');
+    return { ms: performance.now() - t0 };
   }, { id, mode, steps: STEPS })));
 } finally {
   await browser.close();
@@ -96,9 +102,9 @@ for (const saver of ['kv', 'durable-object']) {
   try {
     results.push(await measure(`${saver === 'kv' ? 'Workers KV' : 'Durable Object'} (local workerd, from the caller)`, async (id, mode) => {
       const t0 = performance.now();
-      const { body } = await w.post('/__test/steps', { sessionId: id, steps: STEPS, autoSave: mode });
+      const { body } = await w.post('/__test/steps', { sessionId: id, steps: STEPS, autoSave: mode, events: false });
       if (body.text !== 'done') throw new Error(JSON.stringify(body));
-      return { ms: performance.now() - t0, saves: body.saves };
+      return { ms: performance.now() - t0 };
     }));
   } finally {
     await w.stop();
@@ -106,18 +112,19 @@ for (const saver of ['kv', 'durable-object']) {
   }
 }
 
-const sizes = results.find((r) => r.checkpointBytes.length).checkpointBytes;
-const written = sizes.reduce((a, b) => a + 2 * b, 0);
-const stored = sizes.reduce((a, b) => a + b, 0) + sizes.at(-1);
+const row = (r) => {
+  const [a, b] = SIZES.map((n) => r.bySteps[n]);
+  const cells = [a, b].filter(Boolean).map((x) => `${x.msPerAutoSave.toFixed(3)} / ${x.msPerAutoSaveCold.toFixed(3)}`);
+  const flat = b ? (b.msPerAutoSave <= 2 * Math.max(a.msPerAutoSave, 0.01) ? 'yes' : '**no**') : '';
+  return `| ${r.saver} | ${cells.join(' | ')} | ${flat} |`;
+};
 const table = [
-  `Sessions saved after every step, ${STEPS} model calls (${STEPS - 1} lookups of ~500 bytes, then an answer); medians of ${REPS} runs after ${WARMUP} warm-ups.`,
+  `Time per auto-save (a record per step), sessions of ${SIZES.join(' and ')} model calls (lookups of ~500 bytes, then an answer); warm = medians after ${WARMUP} warm-up rounds (${SIZES.map((n) => REPS[n] ?? 3).join(' / ')} runs), cold = the first round.`,
   '',
-  '| saver | saves (step / stop) | ms per run (step / stop) | ms per auto-save |',
-  '|---|---:|---:|---:|',
-  ...results.map((r) => `| ${r.saver} | ${r.saves.step} / ${r.saves.stop} | ${r.medianMs.step.toFixed(1)} / ${r.medianMs.stop.toFixed(1)} | ${r.msPerAutoSave.toFixed(3)} |`),
-  '',
-  `Bytes: the checkpoint grows from ${sizes[0]} to ${sizes.at(-1)} bytes over the run; each save writes the head and a history entry, so the run writes ${written} bytes (${Math.round(written / STEPS)} per step on average) and leaves ${stored} bytes stored (history + head; bounded by maxHistory).`,
+  `| saver | ${SIZES.map((n) => `ms per auto-save at ${n} steps, warm / cold`).join(' | ')} | flat (at ${SIZES.at(-1)} ≤ 2× at ${SIZES[0]}, warm) |`,
+  `|---|${SIZES.map(() => '---:').join('|')}|:---:|`,
+  ...results.map(row),
 ].join('\n');
 process.stdout.write(`${table}\n`);
-writeFileSync(fileURLToPath(new URL('./savers.json', import.meta.url)), `${JSON.stringify({ steps: STEPS, results, written, stored }, null, 2)}\n`);
+writeFileSync(fileURLToPath(new URL('./savers.json', import.meta.url)), `${JSON.stringify({ sizes: SIZES, results }, null, 2)}\n`);
 export { table };
