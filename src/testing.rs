@@ -409,12 +409,10 @@ async fn case<S: Saver>(n: usize, make: &impl Fn(&str) -> S) -> CaseResult {
                 .await
                 .map_err(|e| agent_err("history", e))?;
             check(before.len() >= 4, format!("a record per step, got {}", before.len()))?;
+            let newest = before.first().and_then(|h| h.summary.step).unwrap_or_default();
             for (i, h) in before.iter().enumerate() {
                 let step = h.summary.step.unwrap_or_default();
-                check(
-                    step + i as u64 == before[0].summary.step.unwrap_or_default(),
-                    "consecutive positions, newest first",
-                )?;
+                check(step + i as u64 == newest, "consecutive positions, newest first")?;
                 let cp = session
                     .checkpoint(Some(step))
                     .await
@@ -435,7 +433,7 @@ async fn case<S: Saver>(n: usize, make: &impl Fn(&str) -> S) -> CaseResult {
                 "the answer",
             )?;
             let earlier = session
-                .checkpoint(before[0].summary.step)
+                .checkpoint(Some(newest))
                 .await
                 .map_err(|e| agent_err("checkpoint(earlier)", e))?;
             check(

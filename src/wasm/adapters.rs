@@ -88,7 +88,7 @@ fn interrupt_of(error: &JsValue) -> InterruptError {
                 .ok()
                 .flatten()
                 .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_else(|| too_deep_marker()),
+                .unwrap_or_else(too_deep_marker),
         );
     }
     i.expires_in_ms = get(error, "expiresInMs")

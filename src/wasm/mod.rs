@@ -515,7 +515,11 @@ async fn settle_now(
         config: &parts.config,
         max_history,
     };
-    thread.settle().await.map(|_| ()).map_err(|e| agent_error(e, any.cause()))
+    thread
+        .settle()
+        .await
+        .map(|_| ())
+        .map_err(|e| agent_error(e, any.cause()))
 }
 
 /// `{ onEvent?, signal? }` of a call.

@@ -45,7 +45,10 @@ pub(crate) async fn saver(req: &mut Request, env: &Env) -> Result<Response> {
                             bytes: text.len(),
                             max,
                         }),
-                        None => saver.put_text(key, text, &cp.summary(), condition).await.map(|()| Value::Null),
+                        None => saver
+                            .put_text(key, text, &cp.summary(), condition)
+                            .await
+                            .map(|()| Value::Null),
                     }
                 } else {
                     saver.put_if(key, &cp, condition).await.map(|()| Value::Null)
