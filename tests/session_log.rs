@@ -1,6 +1,8 @@
 //! Sessions as a step log (issue 21) and sessions you can trust (issue 22), through the Rust API: what a step
 //! writes, the store's write rules, sessions saved by the previous release, replayed events, one run per
-//! answer, and checkpoints bound to their session and agent.
+//! answer, and checkpoints bound to their session and agent. Native only (threads, a tokio race, std
+//! timing); on wasm32 the same behaviour runs through the npm package (tests/node/steplog.test.mjs).
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // test code
 
 mod common;
