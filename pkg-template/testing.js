@@ -218,7 +218,8 @@ function cases(options) {
       check((await session.reply('June')).text === 'due June', 'a second answer, on the branch');
       const history = await session.history();
       check(history.some((h) => h.label === 'asked' && h.step === paused.checkpoint.thread.step), 'the label stays');
-      check(history.some((h) => h.parentId === String(paused.checkpoint.thread.step) || h.parentId === paused.checkpoint.thread.step), 'a position whose parent is the labelled one');
+      const branch = await session.checkpoint(restored.thread.step);
+      check(branch?.thread.parentStep === paused.checkpoint.thread.step, `the restored position, read back, names the labelled one as its parent: ${JSON.stringify(branch?.thread)}`);
       check(history.some((h) => h.messageCount === paused.checkpoint.messages.length + 2 && h.step > restored.thread.step), 'the branch goes on from there');
     }],
     ['session log: of 10 concurrent replies exactly one runs (positions are claimed only if free)', async (make) => {
