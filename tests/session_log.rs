@@ -769,3 +769,64 @@ fn a_run_larger_than_one_value_of_the_store_is_kept_across_records() {
     .unwrap();
     assert_eq!(more.checkpoint().messages.len(), done.checkpoint.messages.len() + 2);
 }
+
+/// A memory saver that counts the values it is asked for.
+struct CountingReads {
+    inner: MemorySaver,
+    reads: AtomicUsize,
+}
+
+impl Saver for CountingReads {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.get_text(key)
+    }
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        self.reads.fetch_add(keys.len(), Ordering::SeqCst);
+        self.inner.get_many(keys)
+    }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.inner.put_text(key, value, summary, condition)
+    }
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        self.inner.delete(key)
+    }
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        self.inner.list(prefix)
+    }
+    fn compare_and_set(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn history_reads_summaries_and_the_head_only_at_20_and_at_400_steps() {
+    for steps in [20, 400] {
+        let saver = CountingReads {
+            inner: MemorySaver::new(),
+            reads: AtomicUsize::new(0),
+        };
+        let agent = long_agent(steps);
+        let session = agent.session(&saver, "h").keep_completed(true);
+        block_on(session.prompt("go")).unwrap();
+        let tip = block_on(session.history(1, None)).unwrap()[0].summary.step.unwrap();
+        block_on(session.label(tip, "end")).unwrap();
+        saver.reads.store(0, Ordering::SeqCst);
+        let history = block_on(session.history(usize::MAX, None)).unwrap();
+        assert_eq!(
+            history.len(),
+            2 * steps,
+            "a record per model answer and per tool result"
+        );
+        assert_eq!(history[0].summary.label.as_deref(), Some("end"));
+        let reads = saver.reads.load(Ordering::SeqCst);
+        println!("history of a {steps}-step session: {reads} value read");
+        assert_eq!(reads, 1, "the head, not the records ({steps} steps)");
+    }
+}

@@ -453,29 +453,30 @@ impl Saver for MemorySaver {
 }
 
 /// The read limit of one saver, set per call from the agent's limits.
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 #[derive(Debug)]
-#[allow(dead_code)] // used by the npm package's savers and IndexedDbSaver
 pub(crate) struct ReadMax(std::cell::Cell<usize>);
 
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 impl Default for ReadMax {
     fn default() -> Self {
         ReadMax(std::cell::Cell::new(usize::MAX))
     }
 }
 
-#[allow(dead_code)] // used by the npm package's savers and IndexedDbSaver
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 impl ReadMax {
     pub(crate) fn get(&self) -> usize {
         self.0.get()
     }
 
+    #[cfg_attr(not(feature = "js"), allow(dead_code))] // the npm package sets it per call
     pub(crate) fn set(&self, max: usize) {
         self.0.set(max);
     }
 }
 
-#[cfg(target_arch = "wasm32")]
-#[allow(dead_code)] // used by the npm package's savers and IndexedDbSaver
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 /// The text of a value read from a JS store, refused before it is copied into WebAssembly memory when its
 /// length alone passes `max` (UTF-16 units: the UTF-8 bytes are at least as many). The memory a huge value
 /// took would stay the isolate's for its life.

@@ -265,11 +265,16 @@ pub(crate) struct Base {
 impl Base {
     /// What `cp` is, as a base for the next diff.
     pub(crate) fn of(cp: &Checkpoint) -> Self {
+        Self::with_rest(cp, rest(cp))
+    }
+
+    /// [`Base::of`] with `cp`'s small fields already read.
+    fn with_rest(cp: &Checkpoint, rest: Map<String, Value>) -> Self {
         Base {
             messages: cp.messages.len(),
             open_calls: open_call_ids(cp),
             tool_results: cp.tool_results.clone(),
-            rest: rest(cp),
+            rest,
             state: cp.state.clone(),
             structured: cp.structured.clone(),
         }
@@ -295,8 +300,9 @@ fn closes(m: &Message, ids: &[String], results: &[ToolResult]) -> bool {
         })
 }
 
-/// The diff from `base` to `next`, given how the run changed the messages since (`saved`).
-pub(crate) fn diff(base: &Base, next: &Checkpoint, saved: Saved) -> Diff {
+/// The diff from `base` to `next`, given how the run changed the messages since (`saved`), and `next` as the
+/// base of the diff after it.
+pub(crate) fn diff(base: &Base, next: &Checkpoint, saved: Saved) -> (Diff, Base) {
     let mut d = Diff::default();
     let mut len = base.messages;
     if let Some((start, count)) = saved.dropped.filter(|(s, c)| s.saturating_add(*c) <= len) {
@@ -344,6 +350,7 @@ pub(crate) fn diff(base: &Base, next: &Checkpoint, saved: Saved) -> Diff {
             d.unset.push(k.clone());
         }
     }
+    drop(rest_before);
     for (name, before, after) in [
         ("state", &base.state, &next.state),
         ("structured", &base.structured, &next.structured),
@@ -357,7 +364,7 @@ pub(crate) fn diff(base: &Base, next: &Checkpoint, saved: Saved) -> Diff {
             }
         }
     }
-    d
+    (d, Base::with_rest(next, now))
 }
 
 fn bad(at: u64, problem: impl Into<String>) -> CheckpointError {
@@ -625,7 +632,7 @@ mod tests {
     }
 
     fn round_trip(base: &Checkpoint, next: &Checkpoint, saved: Saved) -> Diff {
-        let d = diff(&Base::of(base), next, saved);
+        let (d, _) = diff(&Base::of(base), next, saved);
         let text = crate::json::to_string(&d).unwrap();
         let back: Diff = serde_json::from_str(&text).unwrap();
         let mut state = base.clone();

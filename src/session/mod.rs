@@ -133,6 +133,17 @@ pub(crate) fn check_id(id: &str) -> Result<(), AgentError> {
     Ok(())
 }
 
+/// The labels: the head's, or those an earlier release kept in its history entries' summaries.
+fn labels_of(head: &store::HeadSeen, records: &[SavedCheckpoint]) -> log::Labels {
+    if !head.labels.is_empty() {
+        return head.labels.clone();
+    }
+    records
+        .iter()
+        .filter_map(|e| Some((e.summary.label.clone()?, Value::from(e.summary.step?))))
+        .collect()
+}
+
 fn saver_error(source: SaverError) -> AgentError {
     AgentError::Saver {
         source,
@@ -344,9 +355,6 @@ pub struct Replayed {
 /// What a session call ended with, for the bindings.
 pub(crate) struct SessionRun {
     pub(crate) outcome: Result<Outcome, AgentError>,
-    /// The number its `done` or `error` event took, when the call wrote to the session.
-    #[allow(dead_code)]
-    pub(crate) end_seq: Option<u64>,
     /// A store's write interval (Workers KV) held back a write: the head, or deleting young keys
     /// ([`Session::settle`] finishes it).
     pub(crate) unsettled: bool,
@@ -434,7 +442,6 @@ pub(crate) async fn run_session(
 ) -> SessionRun {
     let failed = |e| SessionRun {
         outcome: Err(e),
-        end_seq: None,
         unsettled: false,
     };
     if let Err(e) = check_id(id) {
@@ -491,7 +498,6 @@ pub(crate) async fn run_session(
         Ok(Decided::Answer(outcome)) => {
             return SessionRun {
                 outcome: Ok(outcome),
-                end_seq: None,
                 unsettled,
             };
         }
@@ -536,11 +542,7 @@ pub(crate) async fn run_session(
                 Err(_) => unsettled = true,
             }
             announce_end(&outcome, end_seq, events);
-            return SessionRun {
-                outcome,
-                end_seq: Some(end_seq),
-                unsettled,
-            };
+            return SessionRun { outcome, unsettled };
         }
         // Saved only at the start: save where it stopped.
         Ok(o) if !options.save_every_step => {
@@ -587,15 +589,10 @@ pub(crate) async fn run_session(
             }
         }
     }
-    let end_seq = (writer.written > 0).then(|| writer.tip.saturating_mul(EVENT_BLOCK) + log::END_AT);
-    if let Some(seq) = end_seq {
-        announce_end(&outcome, seq, events);
+    if writer.written > 0 {
+        announce_end(&outcome, writer.tip.saturating_mul(EVENT_BLOCK) + log::END_AT, events);
     }
-    SessionRun {
-        outcome,
-        end_seq,
-        unsettled,
-    }
+    SessionRun { outcome, unsettled }
 }
 
 /// Reports how a call that wrote to its session ended: `done` or `error`, numbered.
@@ -725,8 +722,10 @@ impl Thread<'_> {
     pub(crate) async fn history(&self, limit: usize, before: Option<u64>) -> Result<Vec<SavedCheckpoint>, AgentError> {
         check_id(self.id)?;
         let log = self.log();
-        let labels = self.labels(&log).await?;
+        // Summaries and the head only: no record is read, the run is not rebuilt.
+        let head = log.read_head().await?;
         let mut entries = log.records().await?;
+        let labels = labels_of(&head, &entries);
         entries.retain(|e| before.is_none_or(|b| e.summary.step.is_some_and(|s| s < b)));
         for e in &mut entries {
             let seq = e.summary.step.unwrap_or(0);
@@ -735,23 +734,6 @@ impl Thread<'_> {
         entries.sort_by_key(|e| std::cmp::Reverse(e.summary.step));
         entries.truncate(limit.min(self.max_history));
         Ok(entries)
-    }
-
-    /// The labels: the head's, and those an earlier release kept in its history entries.
-    async fn labels(&self, log: &Log<'_>) -> Result<log::Labels, AgentError> {
-        let head = log.load().await?.head;
-        let mut labels = log::Labels::new();
-        if !head.labels.is_empty() || head.present {
-            labels.clone_from(&head.labels);
-        }
-        if labels.is_empty() {
-            for e in log.records().await? {
-                if let (Some(l), Some(s)) = (e.summary.label, e.summary.step) {
-                    labels.insert(l, Value::from(s));
-                }
-            }
-        }
-        Ok(labels)
     }
 
     /// Names the step saved at `step` (a name is unique in a session: it moves from any other step).
@@ -765,14 +747,15 @@ impl Thread<'_> {
         }
         let log = self.log();
         let loaded = log.load().await?;
-        let known = log.records().await?.iter().any(|e| e.summary.step == Some(step)) || step == loaded.tip;
+        let records = log.records().await?;
+        let known = records.iter().any(|e| e.summary.step == Some(step)) || step == loaded.tip;
         if !known || loaded.state.is_none() {
             return Err(AgentError::Argument(format!(
                 "step {step} is not in the history of session {:?}",
                 self.id
             )));
         }
-        let mut labels = self.labels(&log).await?;
+        let mut labels = labels_of(&loaded.head, &records);
         store::relabel(&mut labels, step, name);
         let mut writer = Writer::new(&log, &loaded);
         writer.describe_tip(&loaded);
@@ -793,12 +776,16 @@ impl Thread<'_> {
     pub(crate) async fn restore(&self, step_or_label: &str) -> Result<Checkpoint, AgentError> {
         check_id(self.id)?;
         let log = self.log();
-        let labels = self.labels(&log).await?;
+        let loaded = log.load().await?;
+        let labels = if loaded.head.labels.is_empty() {
+            labels_of(&loaded.head, &log.records().await?)
+        } else {
+            loaded.head.labels.clone()
+        };
         let target = labels
             .get(step_or_label)
             .and_then(Value::as_u64)
             .or_else(|| step_or_label.parse::<u64>().ok());
-        let loaded = log.load().await?;
         let state = match target {
             Some(n) if n == loaded.tip => loaded.state.clone(),
             Some(n) if n > 0 => log.state_at(n, &loaded.head).await?,

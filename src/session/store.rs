@@ -16,7 +16,7 @@ pub(crate) use super::log::{label_of, relabel};
 use crate::checkpoint::{Checkpoint, CheckpointSummary, ThreadInfo};
 use crate::error::{AgentError, CheckpointError, SaverError};
 use crate::event::{Event, EventSink};
-use crate::keys::{Codec, Signature};
+use crate::keys::Codec;
 use crate::run::Saved;
 use crate::saver::{Condition, DynSaver, SavedCheckpoint};
 
@@ -134,41 +134,7 @@ struct Walk {
 }
 
 /// Records read so far, by position.
-#[derive(Default)]
-struct Fetched {
-    items: Vec<(u64, Read)>,
-    sorted: bool,
-}
-
-impl Fetched {
-    fn insert(&mut self, seq: u64, read: Read) {
-        if !self.contains_key(&seq) {
-            self.items.push((seq, read));
-            self.sorted = false;
-        }
-    }
-    fn index(&mut self, seq: u64) -> Option<usize> {
-        if !self.sorted {
-            self.items.sort_unstable_by_key(|(s, _)| *s);
-            self.sorted = true;
-        }
-        self.items.binary_search_by_key(&seq, |(s, _)| *s).ok()
-    }
-    fn contains_key(&mut self, seq: &u64) -> bool {
-        self.index(*seq).is_some()
-    }
-    fn get(&mut self, seq: &u64) -> Option<&Read> {
-        let i = self.index(*seq)?;
-        self.items.get(i).map(|(_, r)| r)
-    }
-    fn remove(&mut self, seq: &u64) -> Option<Read> {
-        let i = self.index(*seq)?;
-        Some(self.items.remove(i).1)
-    }
-    fn clear(&mut self) {
-        self.items.clear();
-    }
-}
+type Fetched = std::collections::BTreeMap<u64, Read>;
 
 /// One read of a stored value: what it is and its size.
 struct Read {
@@ -227,7 +193,7 @@ impl Log<'_> {
     }
 
     /// The head under the session's id.
-    async fn read_head(&self) -> Result<HeadSeen, AgentError> {
+    pub(crate) async fn read_head(&self) -> Result<HeadSeen, AgentError> {
         let Some(text) = self
             .saver
             .get_text_dyn(self.id)
@@ -298,6 +264,31 @@ impl Log<'_> {
         .await
     }
 
+    /// The stored text of a whole record of `cp` at position `seq` (`info` its log member, signed here when
+    /// the agent signs; sealed when it seals): what a record, a snapshot head and a rewritten labelled
+    /// record are.
+    async fn whole_text(
+        &self,
+        cp: &Checkpoint,
+        info: &mut LogInfo,
+        seal_at: u64,
+        key: &str,
+    ) -> Result<String, AgentError> {
+        let fail = |e| saver_error(corrupt_source(key, e), Some(cp));
+        if let Some(keys) = self.codec.keys {
+            let (s, p) = (info.seq.to_string(), info.parent().to_string());
+            info.sig = Some(
+                keys.sign_value(self.codec.agent, &[self.id, &s, &p, ""], &full_value(cp, info))
+                    .await
+                    .map_err(fail)?,
+            );
+        }
+        self.codec
+            .seal_text(full_text(cp, info), &bound(self.id, seal_at))
+            .await
+            .map_err(fail)
+    }
+
     /// Loads the session: its head, the records past it, and the run rebuilt at the last one.
     ///
     /// # Errors
@@ -327,7 +318,7 @@ impl Log<'_> {
                 },
             });
         }
-        if let Some(at) = ended_at(&mut fetched, tip) {
+        if let Some(at) = ended_at(&fetched, tip) {
             return Ok(ended(head, tip, at));
         }
         if let Some((state, info, chain)) = self.rebuild(tip, &head, &mut fetched).await? {
@@ -343,7 +334,7 @@ impl Log<'_> {
         };
         let mut fetched = Fetched::default();
         let tip = self.probe(low - 1, &mut fetched).await?;
-        if let Some(at) = ended_at(&mut fetched, tip) {
+        if let Some(at) = ended_at(&fetched, tip) {
             return Ok(ended(head, tip, at));
         }
         match self.rebuild(tip, &HeadSeen::default(), &mut fetched).await? {
@@ -365,7 +356,7 @@ impl Log<'_> {
             for (seq, read) in seqs.iter().zip(self.read_many(&seqs).await?) {
                 match read {
                     Some(r) if all => {
-                        fetched.insert(*seq, r);
+                        fetched.entry(*seq).or_insert(r);
                         tip = *seq;
                     }
                     _ => all = false,
@@ -398,7 +389,7 @@ impl Log<'_> {
                 let seqs: Vec<u64> = (at.saturating_sub(31).max(1)..=at).collect();
                 for (seq, read) in seqs.iter().zip(self.read_many(&seqs).await?) {
                     if let Some(r) = read {
-                        fetched.insert(*seq, r);
+                        fetched.entry(*seq).or_insert(r);
                     }
                 }
             }
@@ -653,7 +644,7 @@ fn is_missing_link(e: &AgentError) -> bool {
 }
 
 /// When the record at `tip` ended the session (it is an end record), if it did.
-fn ended_at(fetched: &mut Fetched, tip: u64) -> Option<u64> {
+fn ended_at(fetched: &Fetched, tip: u64) -> Option<u64> {
     match &fetched.get(&tip)?.stored {
         Stored::Diff(l, _) | Stored::Full(_, Some(l)) if l.end => Some(l.at.unwrap_or(0)),
         _ => None,
@@ -911,36 +902,38 @@ impl<'a> Writer<'a> {
             at: extra.end.then(crate::platform::now_ms),
             ..LogInfo::default()
         };
-        let d = match (whole, saved) {
-            (true, _) => None,
-            (false, Some(saved)) if !info.end => Some(log::diff(&self.base, cp, saved)),
-            (false, _) => Some(Diff::default()),
+        let (d, next_base) = match (whole, saved) {
+            (true, _) => (None, None),
+            (false, Some(saved)) if !info.end => {
+                let (d, next) = log::diff(&self.base, cp, saved);
+                (Some(d), Some(next))
+            }
+            (false, _) => (Some(Diff::default()), None),
         };
-        if let Some(keys) = codec.keys {
-            let (s, p) = (seq.to_string(), parent.to_string());
-            let sig = match &d {
-                Some(d) => {
-                    let parent_mac = self.chain.mac.clone().unwrap_or_default();
-                    keys.sign_value(codec.agent, &[id, &s, &p, &parent_mac], &diff_value(&info, d))
-                        .await
-                }
-                None => {
-                    keys.sign_value(codec.agent, &[id, &s, &p, ""], &full_value(cp, &info))
-                        .await
-                }
-            };
-            info.sig = Some(sig.map_err(|e| saver_error(corrupt_source(&self.log.key(seq), e), Some(cp)))?);
-        }
-        let text = match &d {
-            Some(d) => diff_text(&info, d),
-            None => full_text(cp, &info),
-        };
-        let bytes = text.len();
         let key = self.log.key(seq);
-        let text = codec
-            .seal_text(text, &bound(id, seq))
-            .await
-            .map_err(|e| saver_error(corrupt_source(&key, e), Some(cp)))?;
+        let (text, bytes) = match &d {
+            Some(d) => {
+                if let Some(keys) = codec.keys {
+                    let (s, p) = (seq.to_string(), parent.to_string());
+                    let parent_mac = self.chain.mac.clone().unwrap_or_default();
+                    let sig = keys
+                        .sign_value(codec.agent, &[id, &s, &p, &parent_mac], &diff_value(&info, d))
+                        .await;
+                    info.sig = Some(sig.map_err(|e| saver_error(corrupt_source(&key, e), Some(cp)))?);
+                }
+                let sealed = codec
+                    .seal_text(diff_text(&info, d), &bound(id, seq))
+                    .await
+                    .map_err(|e| saver_error(corrupt_source(&key, e), Some(cp)))?;
+                let bytes = sealed.len();
+                (sealed, bytes)
+            }
+            None => {
+                let text = self.log.whole_text(cp, &mut info, seq, &key).await?;
+                let bytes = text.len();
+                (text, bytes)
+            }
+        };
         let mut summary = log::summary(cp, seq, parent);
         if codec.sealed() {
             summary.question = None;
@@ -965,7 +958,7 @@ impl<'a> Writer<'a> {
             return Err(AgentError::SessionNotFound { id: id.to_owned() });
         }
         self.tip = seq;
-        self.base = Base::of(cp);
+        self.base = next_base.unwrap_or_else(|| Base::of(cp));
         match d {
             Some(_) => {
                 self.chain.len += 1;
@@ -1045,7 +1038,7 @@ impl<'a> Writer<'a> {
         summary.run_id.clone_from(&self.run_id);
         let text = match self.last_whole.as_mut() {
             Some(cp) => {
-                let info = LogInfo {
+                let mut info = LogInfo {
                     seq: self.tip,
                     parent: cp
                         .thread
@@ -1056,19 +1049,7 @@ impl<'a> Writer<'a> {
                     at: Some(now),
                     ..LogInfo::default()
                 };
-                let mut info = info;
-                if let Some(keys) = log.codec.keys {
-                    let (s, p) = (self.tip.to_string(), info.parent().to_string());
-                    info.sig = Some(
-                        keys.sign_value(log.codec.agent, &[log.id, &s, &p, ""], &full_value(cp, &info))
-                            .await
-                            .map_err(|e| saver_error(corrupt_source(log.id, e), None))?,
-                    );
-                }
-                log.codec
-                    .seal_text(full_text(cp, &info), &bound(log.id, 0))
-                    .await
-                    .map_err(|e| saver_error(corrupt_source(log.id, e), None))?
+                log.whole_text(cp, &mut info, 0, log.id).await?
             }
             None => {
                 let mut head = Head {
@@ -1207,26 +1188,13 @@ pub(crate) async fn prune(log: &Log<'_>, writer: &Writer<'_>, labels: &Labels, m
         // A labelled step stays readable without the records before it.
         let head = HeadSeen::default();
         if let Some(mut cp) = log.state_at(seq, &head).await? {
-            let info = LogInfo {
+            let mut info = LogInfo {
                 seq,
                 parent: cp.thread.as_ref().and_then(|t| t.parent_step).filter(|p| *p != seq - 1),
                 ..LogInfo::default()
             };
-            let mut info = info;
             cp.signature = None;
-            if let Some(keys) = log.codec.keys {
-                let (s, p) = (seq.to_string(), info.parent().to_string());
-                info.sig = Some(
-                    keys.sign_value(log.codec.agent, &[log.id, &s, &p, ""], &full_value(&cp, &info))
-                        .await
-                        .map_err(|err| saver_error(corrupt_source(&e.key, err), None))?,
-                );
-            }
-            let text = log
-                .codec
-                .seal_text(full_text(&cp, &info), &bound(log.id, seq))
-                .await
-                .map_err(|err| saver_error(corrupt_source(&e.key, err), None))?;
+            let text = log.whole_text(&cp, &mut info, seq, &e.key).await?;
             log.saver
                 .put_text_dyn(&e.key, text, &e.summary, Condition::Any)
                 .await
@@ -1245,10 +1213,4 @@ pub(crate) async fn prune(log: &Log<'_>, writer: &Writer<'_>, labels: &Labels, m
         }
     }
     Ok(())
-}
-
-/// Signature of a value the head or a record carries, for tests.
-#[allow(dead_code)]
-pub(crate) fn mac_of(sig: Option<&Signature>) -> Option<&str> {
-    sig.map(|s| s.mac.as_str())
 }
