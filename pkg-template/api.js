@@ -158,7 +158,7 @@ class Session {
   get id() { return this.#id; }
 
   #run(turn, value, options) {
-    return withEnd((o) => wasm.runSession(this.#agent, this.#store, this.#saver, this.#id, turn, value, this.#options, o), options);
+    return withEnd(this.#call(turn, value), options);
   }
 
   #op(op, a, b) {
@@ -192,14 +192,24 @@ class Session {
    * The session's logged events numbered above `after` (every one without it), in order, from any process:
    * what a client that lost its connection missed. An async iterable; `done` and `error` carry a compact
    * result (`{ text, structured? }` or `{ interrupted, question, interrupts }`) and the error's `{ name,
-   * message, code? }`.
+   * message, code? }`. With `follow` (`true`, or `{ timeoutMs = 60000, pollMs = 250 }`), it then follows a
+   * call running the session in another process, reading only the records it adds, until that call ends.
+   * SessionNotFoundError when nothing is stored under the id.
    */
-  replay({ after } = {}) {
+  replay({ after, follow } = {}) {
     const self = Session.parts(this, 'replay');
-    const events = self.#op('replay', after).then((r) => r.events);
-    return {
-      async *[Symbol.asyncIterator]() { yield* await events; },
-    };
+    let timeoutMs;
+    let pollMs;
+    if (follow === true) timeoutMs = 60_000;
+    else if (follow != null && follow !== false) {
+      if (typeof follow !== 'object') throw new ConfigError(`replay({ follow }): expected true or { timeoutMs?, pollMs? }, got ${typeof follow}`);
+      ({ timeoutMs = 60_000, pollMs } = follow);
+    }
+    const stop = { aborted: false };
+    const events = eventQueue(() => { stop.aborted = true; });
+    const options = { onEvent: (e) => events.push(e), signal: stop, followMs: timeoutMs, pollMs };
+    self.#op('replay', after, options).then(() => events.end(), (e) => events.fail(e));
+    return { [Symbol.asyncIterator]() { return events.iterator(); } };
   }
 
   /** Saved steps, newest first: `{ id, parentId?, step, label?, createdAt, interrupted, question?, iterations, usage }`. */
@@ -486,20 +496,52 @@ function withEnd(run, options) {
  * `done` (with the result) or `error` (with the error as plain JSON and the last checkpoint). Leaving the
  * loop early aborts the run at its next step. `.result` is the run's promise.
  */
-function eventStream(start, options) {
+/**
+ * Events handed out as an async iterable: `push` queues one (or hands it to a waiting `next()`), `end` ends
+ * the iteration, `fail(e)` ends it by rejecting the next `next()` with `e`; leaving the loop early calls
+ * `onReturn`.
+ */
+function eventQueue(onReturn) {
   const queue = [];
   const waiting = [];
   let ended = false;
-  const push = (event) => {
-    if (ended) return;
-    const w = waiting.shift();
-    if (w) w({ value: event, done: false }); else queue.push(event);
-  };
+  let failure;
+  const settle = (w) => (failure === undefined ? w.resolve({ value: undefined, done: true }) : w.reject(failure));
   const end = () => {
     ended = true;
-    for (const w of waiting.splice(0)) w({ value: undefined, done: true });
+    for (const w of waiting.splice(0)) settle(w);
   };
+  return {
+    push(event) {
+      if (ended) return;
+      const w = waiting.shift();
+      if (w) w.resolve({ value: event, done: false }); else queue.push(event);
+    },
+    end,
+    fail(e) { if (!ended) { failure = e; end(); } },
+    iterator() {
+      return {
+        next() {
+          if (queue.length > 0) return Promise.resolve({ value: queue.shift(), done: false });
+          if (ended) return new Promise((resolve, reject) => settle({ resolve, reject }));
+          return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+        },
+        return() {
+          onReturn();
+          queue.length = 0;
+          failure = undefined;
+          end();
+          return Promise.resolve({ value: undefined, done: true });
+        },
+        [Symbol.asyncIterator]() { return this; },
+      };
+    },
+  };
+}
+
+function eventStream(start, options) {
   const stop = { aborted: false };
+  const events = eventQueue(() => { stop.aborted = true; });
   const outer = options?.signal;
   const signal = {
     get aborted() { return stop.aborted || outer?.aborted === true; },
@@ -509,35 +551,20 @@ function eventStream(start, options) {
   const result = start({
     onEvent: (event) => {
       if (endOf(event, ending)) return;
-      push(event);
+      events.push(event);
       if (typeof onEvent === 'function') onEvent(event);
     },
     signal,
   });
   result.then(
-    (r) => { const event = doneEvent(r, ending); push(event); callQuietly(onEvent, event); end(); },
-    (e) => { const event = errorEvent(e, ending); push(event); callQuietly(onEvent, event); end(); },
+    (r) => { const event = doneEvent(r, ending); events.push(event); callQuietly(onEvent, event); events.end(); },
+    (e) => { const event = errorEvent(e, ending); events.push(event); callQuietly(onEvent, event); events.end(); },
   );
   result.catch(() => {}); // the events carry the error; awaiting `.result` still rejects
   return {
     result,
     abort() { stop.aborted = true; },
-    [Symbol.asyncIterator]() {
-      return {
-        next() {
-          if (queue.length > 0) return Promise.resolve({ value: queue.shift(), done: false });
-          if (ended) return Promise.resolve({ value: undefined, done: true });
-          return new Promise((resolve) => waiting.push(resolve));
-        },
-        return() {
-          stop.aborted = true;
-          queue.length = 0;
-          end();
-          return Promise.resolve({ value: undefined, done: true });
-        },
-        [Symbol.asyncIterator]() { return this; },
-      };
-    },
+    [Symbol.asyncIterator]() { return events.iterator(); },
   };
 }
 

@@ -651,9 +651,12 @@ export interface Session<T = unknown> {
   /**
    * The session's logged events numbered above `after` (every one without it), in order, from any process:
    * what a client that lost its connection missed (pass the last `seq` it saw). Step-level events, not
-   * deltas; `done` and `error` carry a compact result and the error's `{ name, message, code? }`.
+   * deltas; `done` and `error` carry a compact result and the error's `{ name, message, code? }`. With
+   * `follow`, it then follows a call running the session elsewhere — each poll reads only the records added
+   * since — until that call ends (or `timeoutMs`, default 60000, passes; `pollMs` default 250); leaving the
+   * loop stops it. Rejects with SessionNotFoundError when nothing is stored under the id.
    */
-  replay(options?: { after?: number }): AsyncIterable<AgentEvent & { seq: number }>;
+  replay(options?: { after?: number; follow?: boolean | { timeoutMs?: number; pollMs?: number } }): AsyncIterable<AgentEvent & { seq: number }>;
   /**
    * Finishes what a store's write interval held back (a head behind the newest step, the last keys of a
    * finished session), waiting for the interval first. Calls start this themselves (see `waitUntil`);

@@ -16,6 +16,8 @@
 
 mod log;
 mod store;
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(unused_imports))]
+pub(crate) use store::Follow;
 
 use serde_json::Value;
 use std::sync::atomic::Ordering::Relaxed;
@@ -328,13 +330,13 @@ impl<S: Saver> Session<'_, S> {
     /// Reports the session's logged events numbered above `after` (all without it), in order, to `events`
     /// ([`EventSink::sequenced`]) — from any process: step-level events (`step-start`, `step-finish`,
     /// `tool-call`, `tool-result`, `approval-requested`, `approval-response`, `state-changed`, `compacted`),
-    /// `checkpoint-saved` for each step, and `interrupt` where the session paused. Deltas are not logged.
-    /// Returns the number of the last event (for a caller that reports `done` or `error` itself).
+    /// `checkpoint-saved` for each step, `interrupt` where the session paused, and `done` or `error` where a
+    /// call ended. Deltas are not logged.
     ///
     /// # Errors
-    /// As [`Session::checkpoint`].
+    /// [`AgentError::SessionNotFound`] when nothing is stored under the id; as [`Session::checkpoint`].
     pub async fn replay(&self, after: Option<u64>, events: &mut dyn EventSink) -> Result<Replayed, AgentError> {
-        self.thread().replay(after, events).await
+        self.thread().replay(after, events, None).await
     }
 }
 
@@ -342,10 +344,7 @@ impl<S: Saver> Session<'_, S> {
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct Replayed {
-    /// How the last call ended, when it did: `(number, outcome)` — `Ok` with the state it stopped at (paused
-    /// or finished), `Err` with the error it failed with (`{ name, message, code? }`).
-    pub end: Option<(u64, Result<Checkpoint, Value>)>,
-    /// The number of the last event reported or skipped.
+    /// The number of the last event reported (`after` when none was).
     pub last: u64,
     /// True while the session's last record is neither a pause, an answer nor an error: a call is running it
     /// (or died; `resume()` continues it).
@@ -933,13 +932,19 @@ impl Thread<'_> {
         Ok(false)
     }
 
-    /// Reports the logged events numbered above `after`, in order.
+    /// Reports the logged events numbered above `after`, in order; with `follow`, then what the call running
+    /// the session adds, until it ends.
     ///
     /// # Errors
-    /// As [`Thread::checkpoint`].
-    pub(crate) async fn replay(&self, after: Option<u64>, events: &mut dyn EventSink) -> Result<Replayed, AgentError> {
+    /// [`AgentError::SessionNotFound`] when nothing is stored under the id; as [`Thread::checkpoint`].
+    pub(crate) async fn replay(
+        &self,
+        after: Option<u64>,
+        events: &mut dyn EventSink,
+        follow: Option<store::Follow<'_>>,
+    ) -> Result<Replayed, AgentError> {
         check_id(self.id)?;
-        self.log().replay(after.unwrap_or(0), events).await
+        self.log().replay(after.unwrap_or(0), events, follow).await
     }
 }
 

@@ -437,50 +437,72 @@ impl Log<'_> {
         mut each: impl FnMut(u64, &Checkpoint, Option<&LogInfo>),
     ) -> Result<(Checkpoint, Option<LogInfo>, Chain), AgentError> {
         let Walk {
-            base: (mut state, mut info, base_bytes, base_seq),
+            base: (state, info, base_bytes, base_seq),
             diffs,
         } = walk;
-        let mut chain = Chain {
-            mac: None,
-            len: diffs.len(),
-            bytes: base_bytes,
-        };
-        let key = self.key(base_seq);
-        match &info {
-            Some(l) => {
-                self.verify_full(&state, l).await.map_err(|e| corrupt(&key, e))?;
-                chain.mac = l.sig.as_ref().map(|s| s.mac.clone());
-            }
-            None => {
-                self.codec.verify(&state).await.map_err(|e| corrupt(&key, e))?;
-                chain.mac = state.signature.as_ref().map(|s| s.mac.clone());
-            }
-        }
-        state.signature = None;
+        let (mut state, mut chain) = self.start(state, info.as_ref(), base_bytes, base_seq).await?;
+        chain.len = diffs.len();
         each(base_seq, &state, info.as_ref());
+        let mut info = info;
         for (seq, l, d, bytes) in diffs.into_iter().rev() {
-            let key = self.key(seq);
-            if let Some(keys) = self.codec.keys {
-                let value = diff_value(&l, &d);
-                let (s, p) = (seq.to_string(), l.parent().to_string());
-                let parent_mac = chain.mac.clone().unwrap_or_default();
-                keys.verify_value(
-                    l.sig.as_ref(),
-                    self.codec.agent,
-                    &[self.id, &s, &p, &parent_mac],
-                    &value,
-                    "session record",
-                )
-                .await
-                .map_err(|e| corrupt(&key, e))?;
-            }
-            chain.mac = l.sig.as_ref().map(|s| s.mac.clone());
-            chain.bytes += bytes;
-            log::apply(&mut state, d, seq).map_err(|e| corrupt(&key, e))?;
+            self.advance(&mut state, &mut chain, seq, &l, d, bytes).await?;
             each(seq, &state, Some(&l));
             info = Some(l);
         }
         Ok((state, info, chain))
+    }
+
+    /// A whole record (position `seq`, `bytes` long) verified, as the start of a chain.
+    async fn start(
+        &self,
+        mut state: Checkpoint,
+        info: Option<&LogInfo>,
+        bytes: usize,
+        seq: u64,
+    ) -> Result<(Checkpoint, Chain), AgentError> {
+        let key = self.key(seq);
+        let mac = match info {
+            Some(l) => {
+                self.verify_full(&state, l).await.map_err(|e| corrupt(&key, e))?;
+                l.sig.as_ref().map(|s| s.mac.clone())
+            }
+            None => {
+                self.codec.verify(&state).await.map_err(|e| corrupt(&key, e))?;
+                state.signature.as_ref().map(|s| s.mac.clone())
+            }
+        };
+        state.signature = None;
+        Ok((state, Chain { mac, len: 0, bytes }))
+    }
+
+    /// Applies diff record `seq` to `state`, verifying its link to the chain.
+    async fn advance(
+        &self,
+        state: &mut Checkpoint,
+        chain: &mut Chain,
+        seq: u64,
+        l: &LogInfo,
+        d: Diff,
+        bytes: usize,
+    ) -> Result<(), AgentError> {
+        let key = self.key(seq);
+        if let Some(keys) = self.codec.keys {
+            let value = diff_value(l, &d);
+            let (s, p) = (seq.to_string(), l.parent().to_string());
+            let parent_mac = chain.mac.clone().unwrap_or_default();
+            keys.verify_value(
+                l.sig.as_ref(),
+                self.codec.agent,
+                &[self.id, &s, &p, &parent_mac],
+                &value,
+                "session record",
+            )
+            .await
+            .map_err(|e| corrupt(&key, e))?;
+        }
+        chain.mac = l.sig.as_ref().map(|s| s.mac.clone());
+        chain.bytes += bytes;
+        log::apply(state, d, seq).map_err(|e| corrupt(&key, e))
     }
 
     /// The run at record `tip`, rebuilt from the chain back to a whole checkpoint; `None` when record `tip`
@@ -497,8 +519,18 @@ impl Log<'_> {
         }
     }
 
-    /// Reports the logged events of the session's chain numbered above `after` to `sink`.
-    pub(crate) async fn replay(&self, after: u64, sink: &mut dyn EventSink) -> Result<super::Replayed, AgentError> {
+    /// Reports the logged events of the session's chain numbered above `after` to `sink`. With `follow`, it
+    /// then keeps reporting what later records add while a call runs the session — reading only the new
+    /// records, a batch per poll — until the call ends, the session goes, or `follow` says stop.
+    ///
+    /// # Errors
+    /// [`AgentError::SessionNotFound`] when nothing is stored under the id; as [`Log::load`].
+    pub(crate) async fn replay(
+        &self,
+        after: u64,
+        sink: &mut dyn EventSink,
+        follow: Option<Follow<'_>>,
+    ) -> Result<super::Replayed, AgentError> {
         let head = self.read_head().await?;
         let mut fetched = Fetched::default();
         let mut tip = self.probe(head.seq, &mut fetched).await?;
@@ -508,60 +540,57 @@ impl Log<'_> {
             tip = self.probe(0, &mut fetched).await?;
             walk = self.walk(tip, &HeadSeen::default(), &mut fetched).await?;
         }
-        let mut out = super::Replayed {
-            last: after,
-            ..super::Replayed::default()
+        let mut reporter = Reporter {
+            id: self.id,
+            after,
+            out: super::Replayed {
+                last: after,
+                ..super::Replayed::default()
+            },
+            ended: false,
         };
-        let Some(walk) = walk else { return Ok(out) };
-        let id = self.id;
-        let mut running = false;
-        let mut report = |seq: u64, event: &Event<'_>, out: &mut super::Replayed| {
-            if seq > after {
-                sink.sequenced(Some(seq), event);
-                out.last = seq;
+        let Some(walk) = walk else {
+            // A checkpoint of the first releases stored under the id has no log: nothing to replay.
+            if head.present {
+                return Ok(reporter.out);
             }
+            return Err(AgentError::SessionNotFound { id: self.id.to_owned() });
         };
-        self.follow(walk, |n, state, info| {
-            let block = n.saturating_sub(1).saturating_mul(EVENT_BLOCK);
-            let Some(info) = info else { return };
-            if info.end {
-                return;
+        let (mut state, _, mut chain) = self.follow(walk, |n, s, l| reporter.record(n, s, l, sink)).await?;
+        let Some(follow) = follow else { return Ok(reporter.out) };
+        while reporter.out.running && !reporter.ended && !follow.stopped() {
+            let now = crate::platform::now_ms();
+            if now >= follow.until_ms {
+                break;
             }
-            for e in &info.ev {
-                if let Some((offset, event)) = log::expand(e, state) {
-                    report(block + offset, &event, &mut out);
+            crate::platform::sleep_until(now.saturating_add(follow.poll_ms).min(follow.until_ms)).await;
+            if follow.stopped() {
+                break;
+            }
+            let last = self.probe(tip, &mut fetched).await?;
+            for seq in tip + 1..=last {
+                let Some(read) = fetched.remove(&seq) else { break };
+                match read.stored {
+                    Stored::Diff(l, d) if l.parent() == tip => {
+                        self.advance(&mut state, &mut chain, seq, &l, d, read.bytes).await?;
+                        reporter.record(seq, &state, Some(&l), sink);
+                    }
+                    // A whole record: a snapshot, or a restore that branched.
+                    Stored::Full(cp, l) => {
+                        (state, chain) = self.start(cp, l.as_ref(), read.bytes, seq).await?;
+                        reporter.record(seq, &state, l.as_ref(), sink);
+                    }
+                    _ => {
+                        return Err(corrupt(
+                            &self.key(seq),
+                            CheckpointError::at("log.parent", format!("record {seq} does not follow record {tip}")),
+                        ));
+                    }
                 }
+                tip = seq;
             }
-            let base = n.saturating_mul(EVENT_BLOCK);
-            report(
-                base + log::SAVED_AT,
-                &Event::CheckpointSaved {
-                    key: id,
-                    message_count: state.messages.len(),
-                },
-                &mut out,
-            );
-            running = true;
-            if state.is_interrupted() {
-                let event = Event::Interrupt {
-                    question: state.question.as_deref().unwrap_or_default(),
-                    interrupts: &state.interrupts,
-                };
-                report(base + log::INTERRUPT_AT, &event, &mut out);
-            }
-            if let Some(error) = &info.err {
-                report(base + log::END_AT, &Event::Error { error }, &mut out);
-                running = false;
-            } else if state.is_interrupted() || state.is_finished() {
-                let text = log::answer_text(state);
-                let result = crate::event::CallResult::of(state, &text);
-                report(base + log::END_AT, &Event::Done { result }, &mut out);
-                running = false;
-            }
-        })
-        .await?;
-        out.running = running;
-        Ok(out)
+        }
+        Ok(reporter.out)
     }
 
     /// Checks the rebuilt run as a checkpoint read from text is checked, and places it in the session.
@@ -659,6 +688,79 @@ fn ended(head: HeadSeen, tip: u64, at: u64) -> Loaded {
         ended: true,
         ended_at: at,
         ..Loaded::default()
+    }
+}
+
+/// How long a replay keeps following a running session.
+pub(crate) struct Follow<'a> {
+    /// Until when (ms since the epoch).
+    pub(crate) until_ms: u64,
+    /// Between two reads of the records past the last one.
+    pub(crate) poll_ms: u64,
+    /// Asked before each poll: true stops following.
+    pub(crate) stop: Option<&'a dyn crate::agent::Abort>,
+}
+
+impl Follow<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.aborted())
+    }
+}
+
+/// Reports a replayed record's events numbered above `after`.
+struct Reporter<'a> {
+    id: &'a str,
+    after: u64,
+    out: super::Replayed,
+    /// An end record was met: the session is being deleted.
+    ended: bool,
+}
+
+impl Reporter<'_> {
+    fn report(&mut self, seq: u64, event: &Event<'_>, sink: &mut dyn EventSink) {
+        if seq > self.after {
+            sink.sequenced(Some(seq), event);
+            self.out.last = seq;
+        }
+    }
+
+    /// Record `n` (its state `state`, its log `info`): the events it logged, `checkpoint-saved`, and where
+    /// the call stopped there, `interrupt` and `done` or `error`.
+    fn record(&mut self, n: u64, state: &Checkpoint, info: Option<&LogInfo>, sink: &mut dyn EventSink) {
+        let Some(info) = info else { return };
+        if info.end {
+            self.ended = true;
+            return;
+        }
+        let block = n.saturating_sub(1).saturating_mul(EVENT_BLOCK);
+        for e in &info.ev {
+            if let Some((offset, event)) = log::expand(e, state) {
+                self.report(block + offset, &event, sink);
+            }
+        }
+        let base = n.saturating_mul(EVENT_BLOCK);
+        let saved = Event::CheckpointSaved {
+            key: self.id,
+            message_count: state.messages.len(),
+        };
+        self.report(base + log::SAVED_AT, &saved, sink);
+        self.out.running = true;
+        if state.is_interrupted() {
+            let event = Event::Interrupt {
+                question: state.question.as_deref().unwrap_or_default(),
+                interrupts: &state.interrupts,
+            };
+            self.report(base + log::INTERRUPT_AT, &event, sink);
+        }
+        if let Some(error) = &info.err {
+            self.report(base + log::END_AT, &Event::Error { error }, sink);
+            self.out.running = false;
+        } else if state.is_interrupted() || state.is_finished() {
+            let text = log::answer_text(state);
+            let result = crate::event::CallResult::of(state, &text);
+            self.report(base + log::END_AT, &Event::Done { result }, sink);
+            self.out.running = false;
+        }
     }
 }
 

@@ -813,8 +813,27 @@ pub fn session_op(
                             })? as u64,
                     ),
                 };
+                // `b`: `{ onEvent?, signal?, followMs?, pollMs? }` — events go to `onEvent` as they are read
+                // (else they are returned together); with `followMs`, what the running call adds follows.
+                let CallOptions { mut events, signal } = CallOptions::read(&b, "replay(options)")?;
+                let follow_ms = integer_option(&b, "followMs", "replay(options)", 0)?;
+                let poll_ms = integer_option(&b, "pollMs", "replay(options)", 10)?.unwrap_or(250);
+                let stop = move || {
+                    signal
+                        .as_ref()
+                        .is_some_and(|s| get(s, "aborted").as_bool() == Some(true))
+                };
+                let follow = follow_ms.map(|ms| crate::session::Follow {
+                    until_ms: crate::platform::now_ms().saturating_add(ms),
+                    poll_ms,
+                    stop: Some(&stop),
+                });
                 let mut collected = Collect(Array::new());
-                let replayed = thread.replay(after, &mut collected).await.map_err(fail)?;
+                let sink: &mut dyn EventSink = match events {
+                    Some(ref mut e) => e,
+                    None => &mut collected,
+                };
+                let replayed = thread.replay(after, sink, follow).await.map_err(fail)?;
                 Ok(fields(&[
                     ("events", collected.0.into()),
                     ("running", replayed.running.into()),

@@ -222,3 +222,62 @@ test('the events a session logs, replayed in another process, are those seen liv
   const tail = JSON.parse(spawnSync(process.execPath, [join(here, 'scripts', 'replay-child.mjs'), dir, 'r', String(cut)], { encoding: 'utf8' }).stdout);
   assert.deepEqual(tail.map((e) => e.seq), logged.slice(7).map((e) => e.seq));
 });
+
+describe('following a running session (replay with follow)', () => {
+  for (const steps of [20, 400]) {
+    test(`${steps} steps: a follower gets what the run writes as it writes it, each idle poll one bulk read`, async () => {
+      const kv = kvStandIn();
+      const saver = () => kvSaver(kv, { prefix: 'f:' });
+      let release;
+      const gate = new Promise((r) => { release = r; });
+      let blocked;
+      const atGate = new Promise((r) => { blocked = r; });
+      const lookup = defineTool({
+        name: 'lookup',
+        handle: async ({ key }) => {
+          if (key === `k${steps - 1}`) { blocked(); await gate; }
+          return `${key}: ${'x'.repeat(1000)}`;
+        },
+      });
+      const script = Array.from({ length: steps - 1 }, (_, k) => ({ content: [call(`l${k + 1}`, 'lookup', { key: `k${k + 1}` })] }));
+      script.push('done');
+      const a = agent({ tools: [lookup], model: scriptedModel(script), maxIterations: steps + 1 });
+      const live = [];
+      const run = a.session(saver(), 'run', { keepCompleted: true }).prompt('go', { onEvent: (e) => live.push(e) });
+      await atGate;
+      // Another process would follow it: a session of its own over the same store.
+      const followed = [];
+      const follower = (async () => {
+        for await (const e of a.session(saver(), 'run').replay({ follow: { timeoutMs: 30_000, pollMs: 20 } })) followed.push(e);
+      })();
+      // Idle: the run waits at the gate; count what each poll reads.
+      await new Promise((r) => setTimeout(r, 300));
+      const before = { ...kv.counts };
+      await new Promise((r) => setTimeout(r, 400));
+      const reads = kv.counts.gets + kv.counts.bulkGets - before.gets - before.bulkGets;
+      assert.ok(reads >= 5 && reads <= 21, `about one bulk read per 20 ms poll over 400 ms, whatever the length: ${reads}`);
+      assert.equal(kv.counts.gets - before.gets, 0, 'no single reads while idle');
+      release();
+      assert.equal((await run).text, 'done');
+      await follower;
+      const logged = live.filter((e) => !['checkpoint', 'checkpoint-loaded', 'text-delta', 'tool-call-delta', 'step-restart', 'done'].includes(e.type));
+      const seqs = (l) => l.map((e) => `${e.seq}:${e.type}`);
+      assert.deepEqual(seqs(followed.filter((e) => e.type !== 'done')), seqs(logged), 'every logged event, in order, numbered as live');
+      assert.equal(followed.at(-1).type, 'done', 'it ends with the run');
+      assert.equal(followed.at(-1).seq, live.at(-1).seq);
+    });
+  }
+
+  test("someone else's or a made-up session: SessionNotFoundError at once, nothing followed", async () => {
+    const kv = kvStandIn();
+    await longAgent(3).session(kvSaver(kv), 'alice', { keepCompleted: true }).prompt('go');
+    const t0 = Date.now();
+    const events = longAgent(3).session(kvSaver(kv), 'mallory').replay({ follow: true });
+    await assert.rejects(async () => { for await (const e of events) assert.fail(`an event: ${e.type}`); }, (e) => e.name === 'SessionNotFoundError');
+    assert.ok(Date.now() - t0 < 1000, 'not polled for');
+    // A finished session has nothing running to follow: the replay ends with it.
+    const done = [];
+    for await (const e of longAgent(3).session(kvSaver(kv), 'alice').replay({ follow: true })) done.push(e.type);
+    assert.equal(done.at(-1), 'done');
+  });
+});

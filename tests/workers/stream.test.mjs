@@ -114,9 +114,12 @@ describe('js Worker: POST /stream', () => {
       const deltas = ['text-delta', 'tool-call-delta', 'step-restart'];
       const logged = [...seen, ...resumed.events].filter((e) => !deltas.includes(e.type));
       assert.deepEqual(all.filter((e) => e.id >= seen[0].id).map((e) => [e.id, e.type]), logged.map((e) => [e.id, e.type]));
-      // Someone else's reconnect finds nothing.
+      // Someone else's reconnect: not found, at once (nothing is polled for it).
+      const t0 = Date.now();
       const stranger = await streamEvents(w.url, { sessionId }, { 'last-event-id': '0' });
-      assert.deepEqual(stranger.events.filter((e) => e.type !== 'session'), []);
+      assert.equal(stranger.status, 404, "someone else's session is not found");
+      assert.match(stranger.headers.get('content-type'), /application\/json/, 'an error, not a stream of events');
+      assert.ok(Date.now() - t0 < 5000, `answered at once: ${Date.now() - t0} ms`);
     } finally {
       await w.stop();
     }

@@ -8,8 +8,7 @@
 // Session ids are made by the server too. CORS answers only the origins in the ALLOWED_ORIGINS var.
 import {
   agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, durableObjectSaver, listSessions,
-  anthropic, openai, workersAI, memoryUsage, SessionNotFoundError, SessionBusyError, SaverError, ModelError, ConfigError,
-  CheckpointError, DecisionError,
+  anthropic, openai, workersAI, memoryUsage, SessionNotFoundError,
 } from 'resumable-agent';
 // The Durable Object class behind durableObjectSaver (bound as CHECKPOINTS in wrangler.toml).
 export { CheckpointStore } from 'resumable-agent';
@@ -159,9 +158,8 @@ async function handleSessions(env, owner) {
 const FORWARDED = new Set(['step-start', 'text-delta', 'tool-call-delta', 'step-restart', 'step-finish', 'tool-call', 'tool-result', 'interrupt']);
 const END = new Set(['done', 'error']);
 const REPLAY_FOR_MS = 60_000;
-/** Errors a stream answers with a status instead of events: nothing ran. */
-const REFUSED = { SessionNotFoundError: 404, SessionBusyError: 409, DecisionError: 409, ConfigError: 400, CheckpointError: 422 };
-const REPLAY_POLL_MS = 200;
+/** Statuses of errors a stream answers with instead of events: the call was refused before anything ran. */
+const REFUSED = new Set([400, 404, 409, 422]);
 
 function frame(type, data, id) {
   return `${id === undefined ? '' : `id: ${id}\n`}event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -198,19 +196,13 @@ async function handleStream(request, env, ctx, owner) {
     const after = Number(lastEventId);
     if (!Number.isSafeInteger(after) || after < 0) throw new BadRequest('Last-Event-ID: expected the id of an event of this stream');
     const session = sessionOf(env, ctx, owner, body.sessionId);
+    // What was missed, then what the running call adds (each poll reads only the new records), until it ends.
+    // Someone else's session, or one that does not exist, is a 404 before anything is sent.
+    const replayed = session.replay({ after, follow: { timeoutMs: REPLAY_FOR_MS } })[Symbol.asyncIterator]();
+    const first = await replayed.next();
     work = (async () => {
-      let last = after;
-      for (const deadline = Date.now() + REPLAY_FOR_MS; Date.now() < deadline && open;) {
-        let ended = false;
-        for await (const e of session.replay({ after: last })) {
-          send(sseEvent(e));
-          last = e.seq;
-          ended ||= END.has(e.type);
-        }
-        if (ended) return;
-        // Still running (in another request): what it writes next.
-        await new Promise((r) => setTimeout(r, REPLAY_POLL_MS));
-      }
+      for (let e = first; !e.done && open; e = await replayed.next()) send(sseEvent(e.value));
+      await replayed.return();
     })();
   } else {
     let sessionId = body.sessionId;
@@ -240,9 +232,8 @@ async function handleStream(request, env, ctx, owner) {
       if (e.done || e.value.type !== 'checkpoint-loaded') break;
     }
     const first = head.at(-1);
-    if (!first.done && first.value.type === 'error' && REFUSED[first.value.error.name]) {
-      const { name, message } = first.value.error;
-      return withOwner(Response.json({ error: name === 'SessionNotFoundError' ? 'Session not found' : message }, { status: REFUSED[name] }), owner, request);
+    if (!first.done && first.value.type === 'error' && REFUSED.has(statusOf(first.value.error))) {
+      return withOwner(errorJson(first.value.error), owner, request);
     }
     work = (async () => {
       send(frame('session', owner.fresh ? { sessionId, token: owner.token } : { sessionId }));
@@ -290,19 +281,20 @@ function withCors(response, request, env) {
   return response;
 }
 
+/** The status an error answers with, from its name and code (an error object or an `error` event's). */
+function statusOf({ name, code }) {
+  if (name === 'SaverError') return code === 'TOO_LARGE' ? 413 : code === 'KEY_LENGTH' ? 400 : 500;
+  return { SessionNotFoundError: 404, SessionBusyError: 409, DecisionError: 409, ConfigError: 400, CheckpointError: 422, ModelError: 502 }[name] ?? 500;
+}
+
+/** An error as the API's answer: `{ error }` with its status. */
+function errorJson(e) {
+  const status = statusOf(e);
+  return Response.json({ error: status === 404 ? 'Session not found' : e.message ?? String(e) }, { status });
+}
+
 function errorResponse(e) {
-  const [status, message] =
-    e instanceof BadRequest ? [400, e.message]
-    : e instanceof SessionNotFoundError ? [404, 'Session not found']
-    : e instanceof SessionBusyError ? [409, e.message]
-    : e instanceof DecisionError ? [409, e.message]
-    : e instanceof SaverError && e.code === 'TOO_LARGE' ? [413, e.message]
-    : e instanceof SaverError && e.code === 'KEY_LENGTH' ? [400, e.message]
-    : e instanceof ConfigError ? [400, e.message]
-    : e instanceof CheckpointError ? [422, e.message]
-    : e instanceof ModelError ? [502, e.message]
-    : [500, e instanceof Error ? e.message : String(e)];
-  return Response.json({ error: message }, { status });
+  return e instanceof BadRequest ? Response.json({ error: e.message }, { status: 400 }) : errorJson(e);
 }
 
 export default {
