@@ -161,13 +161,7 @@ pub(crate) trait KvBackend: MaybeSend + MaybeSync {
     /// The texts of up to 100 keys in one bulk read (one operation of a Worker's budget); a backend without
     /// bulk reads reads them one by one.
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
-        async move {
-            let mut out = Vec::with_capacity(keys.len());
-            for k in keys {
-                out.push(self.get_text(k).await?);
-            }
-            Ok(out)
-        }
+        super::one_by_one(keys, |k| self.get_text(k))
     }
     /// The metadata stored with `key` (`Some(None)`: a value without metadata; `None`: nothing stored).
     fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend;

@@ -160,13 +160,7 @@ pub trait Saver: MaybeSend + MaybeSync {
     /// # Errors
     /// The store's own.
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
-        async move {
-            let mut out = Vec::with_capacity(keys.len());
-            for key in keys {
-                out.push(self.get_text(key).await?);
-            }
-            Ok(out)
-        }
+        one_by_one(keys, |key| self.get_text(key))
     }
 
     /// The shortest time, in ms, between two writes of one key the store allows (Workers KV: 1000); 0 when it
@@ -492,4 +486,22 @@ pub(crate) fn text_within(v: &wasm_bindgen::JsValue, key: &str, max: usize) -> R
         }
     }
     Ok(v.as_string())
+}
+
+/// The texts of `keys` read one by one with `get`, in order: what a store without bulk reads does.
+///
+/// # Errors
+/// The first error `get` returns.
+pub(crate) async fn one_by_one<'k, Fut>(
+    keys: &'k [String],
+    mut get: impl FnMut(&'k str) -> Fut,
+) -> Result<Vec<Option<String>>, SaverError>
+where
+    Fut: Future<Output = Result<Option<String>, SaverError>>,
+{
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        out.push(get(key).await?);
+    }
+    Ok(out)
 }

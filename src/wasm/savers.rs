@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use crate::saver::{ReadMax, text_within};
+use crate::saver::{ReadMax, one_by_one, text_within};
 use std::future::Future;
 
 use js_sys::{Array, Function, Map, Object, Promise};
@@ -127,13 +127,7 @@ impl KvBackend for KvNs {
                     .iter()
                     .map(|k| text_within(&map.get(&JsValue::from_str(k)), k, self.max.get()))
                     .collect(),
-                None => {
-                    let mut out = Vec::with_capacity(keys.len());
-                    for k in keys {
-                        out.push(self.get_text(k).await?);
-                    }
-                    Ok(out)
-                }
+                None => one_by_one(keys, |k| self.get_text(k)).await,
             }
         }
     }
@@ -990,13 +984,7 @@ impl Saver for JsTextStore {
                     let max = self.max.get();
                     array.iter().zip(keys).map(|(v, k)| text_within(&v, k, max)).collect()
                 }
-                None => {
-                    let mut out = Vec::with_capacity(keys.len());
-                    for k in keys {
-                        out.push(self.get_text(k).await?);
-                    }
-                    Ok(out)
-                }
+                None => one_by_one(keys, |k| self.get_text(k)).await,
             }
         }
     }
