@@ -489,8 +489,8 @@ impl AgentConfig {
         }
         // What the human adds: with it the checkpoint must still be one that can be read back.
         let added = match &input {
-            Input::Prompt(m) => Some(("message", crate::run::json_len(m.as_str()))),
-            Input::Resume(_, Resume::Answer(a)) if !a.is_empty() => Some(("answer", crate::run::json_len(a.as_str()))),
+            Input::Prompt(m) => Some(("message", crate::json::len(m.as_str()))),
+            Input::Resume(_, Resume::Answer(a)) if !a.is_empty() => Some(("answer", crate::json::len(a.as_str()))),
             Input::Resume(..) => None,
         };
         let mut run = match input {
@@ -765,8 +765,8 @@ async fn drive_steps(
                         ));
                     }
                     Some((_, state)) => {
-                        let now = run.state().map_or(0, crate::run::json_len);
-                        if let Some(why) = run.too_large(crate::run::json_len(&state), now) {
+                        let now = run.state().map_or(0, crate::json::len);
+                        if let Some(why) = run.too_large(crate::json::len(&state), now) {
                             outcome = ToolOutcome::Error(format!("{} set a state that was not kept: {why}", call.name));
                         } else {
                             run.set_state(state);

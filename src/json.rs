@@ -5,7 +5,12 @@ use serde::Serialize;
 /// A `Vec<u8>` whose small writes are pushes: serde_json writes a string as runs between escapes and a
 /// 2-byte escape for each `"` or `\`, and a JSON-in-JSON tool result has one every few bytes. In wasm, a
 /// generic slice extend per escape made serializing a checkpoint ~30% slower.
-struct Out(Vec<u8>);
+/// It also counts without keeping (`count_only`), so measuring a value's size uses the same serializers.
+struct Out {
+    buf: Vec<u8>,
+    count_only: bool,
+    counted: usize,
+}
 
 impl std::io::Write for Out {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -15,13 +20,17 @@ impl std::io::Write for Out {
 
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if self.count_only {
+            self.counted = self.counted.saturating_add(buf.len());
+            return Ok(());
+        }
         match buf {
             [a, b] => {
-                self.0.push(*a);
-                self.0.push(*b);
+                self.buf.push(*a);
+                self.buf.push(*b);
             }
-            [a] => self.0.push(*a),
-            _ => self.0.extend_from_slice(buf),
+            [a] => self.buf.push(*a),
+            _ => self.buf.extend_from_slice(buf),
         }
         Ok(())
     }
@@ -36,10 +45,26 @@ impl std::io::Write for Out {
 /// # Errors
 /// What `value`'s `Serialize` reports (the library's own types never fail: plain data, string keys).
 pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-    let mut out = Out(Vec::with_capacity(128));
+    let mut out = Out {
+        buf: Vec::with_capacity(128),
+        count_only: false,
+        counted: 0,
+    };
     serde_json::to_writer(&mut out, value)?;
     // serde_json writes UTF-8 only.
-    Ok(String::from_utf8(out.0).unwrap_or_default())
+    Ok(String::from_utf8(out.buf).unwrap_or_default())
+}
+
+/// The length of `value`'s JSON text, counted without building it.
+pub(crate) fn len<T: Serialize + ?Sized>(value: &T) -> usize {
+    let mut out = Out {
+        buf: Vec::new(),
+        count_only: true,
+        counted: 0,
+    };
+    // The library's values are plain data with string keys: serializing cannot fail.
+    let _ = serde_json::to_writer(&mut out, value);
+    out.counted
 }
 
 #[cfg(test)]
@@ -50,5 +75,6 @@ mod tests {
         assert_eq!(super::to_string(&v).ok(), serde_json::to_string(&v).ok());
         let s = "x\"".repeat(1000);
         assert_eq!(super::to_string(&s).ok(), serde_json::to_string(&s).ok());
+        assert_eq!(super::len(&v), serde_json::to_string(&v).map_or(0, |t| t.len()));
     }
 }

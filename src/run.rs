@@ -177,27 +177,9 @@ pub(crate) fn final_answer_definition(schema: &Value) -> (ToolDefinition, bool) 
     (definition, wrapped)
 }
 
-/// The length of `m` as JSON, counted without building the text.
 /// Room kept in the size estimate for a checkpoint's fields other than its messages, results, state and
 /// interrupts (ids, times, usage, signature).
 const CHECKPOINT_FRAME_BYTES: usize = 2048;
-
-pub(crate) fn json_len<T: serde::Serialize + ?Sized>(m: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Plain data with string keys: serializing cannot fail.
-    let _ = serde_json::to_writer(&mut count, m);
-    count.0
-}
 
 /// The inside of a Markdown code fence (```json … ```), or `text` as it is.
 fn strip_fence(text: &str) -> &str {
@@ -626,7 +608,7 @@ impl<'c> Run<'c> {
         let messages = &self.state.messages;
         let valid = self.sizes.len().saturating_sub(1).min(messages.len());
         self.sizes.truncate(valid);
-        self.sizes.extend(messages.iter().skip(valid).map(json_len));
+        self.sizes.extend(messages.iter().skip(valid).map(crate::json::len));
     }
 
     /// About how many bytes the checkpoint's JSON takes now (messages, results, state, interrupts; a little
@@ -634,9 +616,9 @@ impl<'c> Run<'c> {
     fn bytes(&mut self) -> usize {
         self.measure();
         let messages: usize = self.sizes.iter().sum();
-        let results: usize = self.state.tool_results.iter().map(json_len).sum();
-        let state = self.state.state.as_ref().map_or(0, json_len);
-        let interrupts: usize = self.state.interrupts.iter().map(json_len).sum();
+        let results: usize = self.state.tool_results.iter().map(crate::json::len).sum();
+        let state = self.state.state.as_ref().map_or(0, crate::json::len);
+        let interrupts: usize = self.state.interrupts.iter().map(crate::json::len).sum();
         messages
             .saturating_add(results)
             .saturating_add(state)
@@ -879,7 +861,7 @@ impl<'c> Run<'c> {
             }
         }
         let message = Message::assistant(response.content);
-        if let Some(why) = self.too_large(json_len(&message), 0) {
+        if let Some(why) = self.too_large(crate::json::len(&message), 0) {
             return Err(ModelError::InvalidResponse {
                 path: "content".into(),
                 problem: format!("the model's turn was not kept: {why}"),
@@ -926,8 +908,10 @@ impl<'c> Run<'c> {
         // A result the checkpoint could not hold is refused where it enters: the model reads why, and what
         // is saved can always be read back.
         let size = match &outcome {
-            ToolOutcome::Output(text) | ToolOutcome::Error(text) => json_len(text.as_str()),
-            ToolOutcome::Interrupt(ask) => json_len(&ask.question) + ask.data.as_ref().map_or(0, json_len),
+            ToolOutcome::Output(text) | ToolOutcome::Error(text) => crate::json::len(text.as_str()),
+            ToolOutcome::Interrupt(ask) => {
+                crate::json::len(&ask.question) + ask.data.as_ref().map_or(0, crate::json::len)
+            }
         };
         if let Some(why) = self.too_large(size, 0) {
             let what = if matches!(outcome, ToolOutcome::Interrupt(_)) {

@@ -625,7 +625,7 @@ impl Log<'_> {
             parent_step: parent,
             label: label_of(&head.labels, tip).or_else(|| state.thread.as_ref().and_then(|t| t.label.clone())),
         });
-        let bytes = state.to_json().len();
+        let bytes = crate::json::len(&state);
         if bytes > limits.max_checkpoint_bytes {
             return Err(corrupt(
                 &key,
@@ -931,7 +931,7 @@ impl<'a> Writer<'a> {
         if self.chain.bytes < self.snapshot_check {
             return false;
         }
-        let size = cp.to_json().len();
+        let size = crate::json::len(cp);
         self.snapshot_check = self.chain.bytes + size / 2;
         // A store whose values are smaller than the run (a Durable Object's 2 MB) keeps it as records: a whole
         // one would not fit.
@@ -949,7 +949,7 @@ impl<'a> Writer<'a> {
     /// True unless the store's values are too small for `cp` whole.
     fn fits_whole(&self, cp: &Checkpoint) -> bool {
         match self.log.saver.max_value_bytes_dyn() {
-            Some(max) => self.stored_whole(cp.to_json().len()) <= max,
+            Some(max) => self.stored_whole(crate::json::len(cp)) <= max,
             None => true,
         }
     }
