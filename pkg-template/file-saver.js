@@ -37,13 +37,19 @@ function failed(e, op, key) {
   return storeError(e?.code ?? 'EIO', `file saver: ${op} of key ${JSON.stringify(key)} failed (${e?.code ?? e?.name ?? 'error'})`);
 }
 
-/** A key as a file name: [a-z0-9_-] kept, every other byte %XX; a Windows device name escaped too. */
-function fileName(key) {
+/** `key`'s bytes, those matching `kept` as they are, every other one as %XX. */
+function escaped(key, kept) {
   let name = '';
   for (const b of new TextEncoder().encode(key)) {
     const c = String.fromCharCode(b);
-    name += /[a-z0-9_-]/.test(c) ? c : `%${b.toString(16).padStart(2, '0').toUpperCase()}`;
+    name += kept.test(c) ? c : `%${b.toString(16).padStart(2, '0').toUpperCase()}`;
   }
+  return name;
+}
+
+/** A key as a file name: [a-z0-9_-] kept, every other byte %XX; a Windows device name escaped too. */
+function fileName(key) {
+  let name = escaped(key, /[a-z0-9_-]/);
   if (DEVICE.test(name)) name = `%${name.charCodeAt(0).toString(16).toUpperCase()}${name.slice(1)}`;
   if (key === '' || name.length > MAX_NAME_BYTES) {
     const e = storeError('KEY_LENGTH', `key ${JSON.stringify(key)} is ${name.length} bytes as a file name; at most ${MAX_NAME_BYTES}`);
@@ -56,12 +62,7 @@ function fileName(key) {
 
 /** The previous release's name for a key (capital letters kept), still read. */
 function legacyFileName(key) {
-  let name = '';
-  for (const b of new TextEncoder().encode(key)) {
-    const c = String.fromCharCode(b);
-    name += /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).padStart(2, '0').toUpperCase()}`;
-  }
-  return name + SUFFIX;
+  return escaped(key, /[A-Za-z0-9_-]/) + SUFFIX;
 }
 
 function keyOf(name) {
@@ -158,6 +159,20 @@ export function fileSaver(options) {
     return temp;
   }
 
+  /**
+   * Creates `file` (only if absent: EEXIST otherwise) naming this process as its holder with `token`, which
+   * counts as held until the caller forgets it (HELD).
+   */
+  async function createHeld(file, token) {
+    const handle = await open(file, 'wx', mode);
+    HELD.add(token);
+    try {
+      await handle.writeFile(JSON.stringify({ token, pid: process.pid, host: HOST, at: Date.now() }));
+    } finally {
+      await handle.close();
+    }
+  }
+
   /** Runs `fn` holding the lock of `target`; waits for a held lock, takes over a dead writer's. */
   async function withLock(target, fn, key) {
     const lock = `${target}${LOCK}`;
@@ -165,13 +180,7 @@ export function fileSaver(options) {
     const deadline = Date.now() + LOCK_WAIT_MS;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const handle = await open(lock, 'wx', mode);
-        HELD.add(token);
-        try {
-          await handle.writeFile(JSON.stringify({ token, pid: process.pid, host: HOST, at: Date.now() }));
-        } finally {
-          await handle.close();
-        }
+        await createHeld(lock, token);
         break;
       } catch (e) {
         if (e?.code !== 'EEXIST') throw e;
@@ -210,13 +219,7 @@ export function fileSaver(options) {
     const claim = `${lock}.takeover`;
     const token = randomBytes(9).toString('hex');
     try {
-      const handle = await open(claim, 'wx', mode);
-      HELD.add(token);
-      try {
-        await handle.writeFile(JSON.stringify({ token, pid: process.pid, host: HOST, at: Date.now() }));
-      } finally {
-        await handle.close();
-      }
+      await createHeld(claim, token);
     } catch (e) {
       if (e?.code !== 'EEXIST') throw e;
       // Another taker is at it; its claim lives microseconds, unless it died.
