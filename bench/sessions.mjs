@@ -69,6 +69,15 @@ async function sessionRun(kind, n) {
   };
 }
 
+/** The same session run with a listener (as `stream()` and a Worker's /stream have): every event made. */
+async function listenedRun(n) {
+  const store = countingTextStore();
+  let events = 0;
+  const t0 = performance.now();
+  await longAgent(n).session(store.saver, 'long', { keepCompleted: true }).prompt('go', { onEvent: () => { events += 1; } });
+  return { ms: performance.now() - t0, events };
+}
+
 async function plainRun(n) {
   const a = longAgent(n);
   const t0 = performance.now();
@@ -109,7 +118,9 @@ for (const n of SIZES) {
   for (let i = 0; i < 2; i++) await plainRun(n);
   const plain = Math.min(await plainRun(n), await plainRun(n), await plainRun(n));
   const cold = coldRuns(n);
-  rows.push({ n, plain, cold, ...figures });
+  for (let i = 0; i < 2; i++) await listenedRun(n);
+  const listened = await listenedRun(n);
+  rows.push({ n, plain, cold, listened, ...figures });
 }
 
 const r400 = rows.find((r) => r.n === 400);
@@ -139,6 +150,12 @@ const table = [
   '| n | whole replay on KV (another process): events, KV read operations (bulk reads of ≤ 100 keys), ms warm |',
   '|---:|---:|',
   ...rows.map((r) => `| ${r.n} | ${r.kv.replay.events} events, ${r.kv.replay.reads} reads, ${r.kv.replay.ms.toFixed(1)} ms |`),
+  '',
+  '| n | the text-store session with a listener (onEvent, as stream() has): ms warm, ms per step |',
+  '|---:|---:|',
+  ...rows.map((r) => `| ${r.n} | ${r.listened.ms.toFixed(1)} ms, ${(r.listened.ms / r.n).toFixed(3)} ms per step (without a listener: ${(r.text.ms / r.n).toFixed(3)}) |`),
+  '',
+  'With a listener every step also hands the whole checkpoint to JS as a `checkpoint` event, so its cost per step grows with the run.',
   '',
   'A follower (`replay({ follow })`) then reads one bulk read of the next 4 positions per poll, at 20 steps as at 400 (`tests/node/steplog.test.mjs`).',
   '',
