@@ -4,7 +4,7 @@
 // connection). Each call builds what it needs in wasm and drops it when its promise settles, so an object
 // the program drops is released by the garbage collector; free() / [Symbol.dispose] release it at once.
 import * as raw from './resumable_agent.js';
-import { ConfigError, ReleasedError, InstanceLostError, agentSpec, sealSpec, normalizeTool } from './resumable_agent.js';
+import { ConfigError, ReleasedError, InstanceLostError, checkPlainJson, describe } from './resumable_agent.js';
 
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
@@ -65,15 +65,127 @@ function guardAsync(f) {
   });
 }
 
-const ASYNC = ['prompt', 'resume', 'runSession', 'sessionOp', 'listSessions', 'saverCall', 'providerComplete', 'scriptedComplete'];
-const SYNC = ['checkAgent', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage'];
+const ASYNC = [
+  'prompt', 'resume', 'sessionRun', 'sessionCheckpoint', 'sessionHistory', 'sessionLabel', 'sessionRestore', 'sessionSave',
+  'sessionDelete', 'sessionSettle', 'sessionReplay', 'listSessions', 'saverCall', 'modelComplete',
+];
+const SYNC = ['checkAgent', 'checkTool', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage'];
 const wasm = {};
 for (const name of ASYNC) wasm[name] = (...args) => guardAsync(() => raw[name](...args));
 for (const name of SYNC) wasm[name] = (...args) => guardSync(() => raw[name](...args));
 Object.freeze(wasm);
 
+// ---- options objects as JSON ---------------------------------------------------------------------------
+// Every options object is read and checked by the core (unknown keys refused with the nearest known one);
+// what JSON cannot hold stays here: a function or another host object is written as HOST, so the core sees
+// that it was given.
+
+const HOST = '\u0000function';
+const hostValues = (_key, value) => (typeof value === 'function' ? HOST : value);
+
+/** An options object as the JSON text the core reads; `undefined` when it was not given. */
+function optionsText(options, what) {
+  if (options === undefined || options === null) return 'null';
+  if (typeof options !== 'object' || Array.isArray(options)) throw new ConfigError(`${what}: expected an options object, got ${describe(options)}`);
+  return JSON.stringify(options, hostValues);
+}
+
+// ---- the schema builder --------------------------------------------------------------------------------
+
+class Field {
+  constructor(schema, isRequired = false) {
+    this.schema = schema;
+    this.isRequired = isRequired;
+    Object.freeze(this);
+  }
+  /** The property must be present. */
+  required() { return new Field(this.schema, true); }
+  /** Explains the property to the model. */
+  describe(description) { return new Field({ ...this.schema, description: String(description) }, this.isRequired); }
+}
+
+function fieldSchema(value, where) {
+  if (value instanceof Field) return value.schema;
+  throw new ConfigError(`${where}: expected a schema field such as s.string(), got ${describe(value)}`);
+}
+
+function objectSchema(shape, where) {
+  if (shape === null || typeof shape !== 'object' || Array.isArray(shape)) {
+    throw new ConfigError(`${where}: expected an object of fields, got ${describe(shape)}`);
+  }
+  const properties = {};
+  const required = [];
+  for (const [key, field] of Object.entries(shape)) {
+    properties[key] = fieldSchema(field, `${where}.${key}`);
+    if (field.isRequired) required.push(key);
+  }
+  return required.length ? { type: 'object', properties, required } : { type: 'object', properties };
+}
+
+/** The builder handed to `schema: (s) => ({ ... })`. */
+const s = Object.freeze({
+  string: () => new Field({ type: 'string' }),
+  number: () => new Field({ type: 'number' }),
+  integer: () => new Field({ type: 'integer' }),
+  boolean: () => new Field({ type: 'boolean' }),
+  array: (item) => new Field({ type: 'array', items: fieldSchema(item, 's.array(item)') }),
+  object: (shape) => new Field(objectSchema(shape, 's.object(shape)')),
+  enum: (values) => {
+    if (!Array.isArray(values) || values.length === 0) throw new ConfigError(`s.enum(values): expected a non-empty array, got ${describe(values)}`);
+    const types = new Set(values.map((v) => typeof v));
+    const type = types.size === 1 && (types.has('string') || types.has('number')) ? [...types][0] : undefined;
+    return new Field(type ? { type, enum: [...values] } : { enum: [...values] });
+  },
+});
+
+/**
+ * A schema as plain JSON Schema: the builder form `(s) => ({ ...fields })` or `(s) => s.string()` (any
+ * field), an object of fields, or a JSON Schema object (copied). The core checks what it says.
+ */
+function compileSchema(schema, where, anyField = false) {
+  const built = typeof schema === 'function' ? schema(s) : schema;
+  const at = typeof schema === 'function' ? `${where}(s)` : where;
+  // A tool's builder returns its input's fields; an output's may return any field.
+  if (typeof schema === 'function' && !anyField) return objectSchema(built, at);
+  if (built instanceof Field) return JSON.parse(JSON.stringify(built.schema));
+  if (built === null || typeof built !== 'object' || Array.isArray(built)) {
+    throw new ConfigError(`${at}: expected (s) => ({ ...fields }) or a JSON Schema object, got ${describe(built)}`);
+  }
+  const values = Object.values(built);
+  if (values.length > 0 && values.every((v) => v instanceof Field)) return objectSchema(built, at);
+  try {
+    return JSON.parse(JSON.stringify(built));
+  } catch (e) {
+    throw new ConfigError(`${at}: not JSON-serializable: ${e?.message ?? e}`);
+  }
+}
+
+// ---- tools ---------------------------------------------------------------------------------------------
+
+/** Tools that came out of defineTool: frozen and already checked. */
+const CHECKED_TOOLS = new WeakSet();
+
+/**
+ * Checks a tool (`{ name, description?, schema, handle, needsApproval?, onExpire? }`) and compiles its schema:
+ * `{ name, description, inputSchema, handle, needsApproval, onExpire }`, frozen. A tool this returned is not
+ * checked again.
+ */
+function checkedTool(def, path) {
+  if (CHECKED_TOOLS.has(def)) return def;
+  if (def === null || typeof def !== 'object' || Array.isArray(def)) throw new ConfigError(`${path}: expected a tool object, got ${describe(def)}`);
+  if (typeof def.handle !== 'function') throw new ConfigError(`${path}.handle: expected a function (input, ctx) => result, got ${describe(def.handle)}`);
+  if (def.schema !== undefined && def.inputSchema !== undefined) throw new ConfigError(`${path}: give schema (or its older name inputSchema), not both`);
+  const field = def.inputSchema === undefined ? 'schema' : 'inputSchema';
+  const inputSchema = def[field] === undefined ? undefined : compileSchema(def[field], `${path}.${field}`);
+  wasm.checkTool(JSON.stringify({ ...def, schema: undefined, inputSchema }, hostValues), path);
+  const { name, description = '', handle, needsApproval, onExpire } = def;
+  const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
+  CHECKED_TOOLS.add(tool);
+  return tool;
+}
+
 /** Checks a tool definition at once (throws ConfigError naming what is wrong). */
-export const defineTool = (def) => normalizeTool(def, 'defineTool');
+export const defineTool = (def) => checkedTool(def, 'defineTool');
 /** Type guard: the run paused for a human. */
 export const isInterrupted = (result) => result !== null && typeof result === 'object' && result.interrupted === true;
 /** Returns a finished result; throws RunInterruptedError for a paused one. */
@@ -136,55 +248,37 @@ class Agent {
 
 /** A conversation kept in a saver under an id, with its history. */
 class Session {
-  #agent; #saver; #store; #id; #options;
+  #parts;
 
   constructor(agentSpec, saver, id, options) {
     const store = Saver.spec(saver);
-    wasm.checkSession(saver, store !== undefined, id, options);
-    this.#agent = agentSpec;
-    this.#saver = saver;
-    this.#store = store;
-    this.#id = id;
-    this.#options = options ?? {};
+    const text = optionsText(options, 'session options');
+    wasm.checkSession(saver, store !== undefined, id, text);
+    // What every call hands the core: the agent, the saver (a built-in's spec, or the user's own), the id and
+    // the options; `waitUntil` is called with the background work a call leaves (see settle()).
+    this.#parts = { agent: agentSpec, store, saver, id, options: text, waitUntil: options?.waitUntil };
   }
 
   static parts(self, method) {
-    if (self == null || typeof self !== 'object' || !(#agent in self)) throw detached('Session', method);
-    if (self.#agent === null) throw released('this session');
-    if (self.#store === null || (self.#store !== undefined && Saver.spec(self.#saver) === null)) throw released('the saver of this session');
-    return self;
+    if (self == null || typeof self !== 'object' || !(#parts in self)) throw detached('Session', method);
+    const parts = self.#parts;
+    if (parts === null) throw released('this session');
+    if (parts.store === null || (parts.store !== undefined && Saver.spec(parts.saver) === null)) throw released('the saver of this session');
+    return parts;
   }
 
-  get id() { return this.#id; }
+  get id() { return this.#parts?.id; }
 
-  #run(turn, value, options) {
-    return withEnd(this.#call(turn, value), options);
-  }
-
-  #op(op, a, b) {
-    return wasm.sessionOp(this.#agent, this.#store, this.#saver, this.#id, this.#options, op, a, b);
-  }
-
-  async prompt(message, options) { return Session.parts(this, 'prompt').#run('prompt', message, options); }
-  async reply(answer, options) { return Session.parts(this, 'reply').#run('reply', answer, options); }
+  async prompt(message, options) { return withEnd(run(Session.parts(this, 'prompt'), 'prompt', message), options); }
+  async reply(answer, options) { return withEnd(run(Session.parts(this, 'reply'), 'reply', answer), options); }
   /** Continues from the last saved step (after a crash); a paused session answers with its pause. */
-  async resume(options) { return Session.parts(this, 'resume').#run('resume', undefined, options); }
-
-  #call(turn, value) {
-    return (o) => wasm.runSession(this.#agent, this.#store, this.#saver, this.#id, turn, value, this.#options, o);
-  }
+  async resume(options) { return withEnd(run(Session.parts(this, 'resume'), 'resume'), options); }
 
   stream(input, options) {
-    const self = Session.parts(this, 'stream');
-    if (input != null && typeof input === 'object' && typeof input.prompt === 'string') {
-      return eventStream(self.#call('prompt', input.prompt), options);
-    }
-    if (input != null && typeof input === 'object' && 'answer' in input) {
-      return eventStream(self.#call('reply', input.answer), options);
-    }
-    if (input != null && typeof input === 'object' && input.resume === true) {
-      return eventStream(self.#call('resume', undefined), options);
-    }
+    const parts = Session.parts(this, 'stream');
+    if (input != null && typeof input === 'object' && typeof input.prompt === 'string') return eventStream(run(parts, 'prompt', input.prompt), options);
+    if (input != null && typeof input === 'object' && 'answer' in input) return eventStream(run(parts, 'reply', input.answer), options);
+    if (input != null && typeof input === 'object' && input.resume === true) return eventStream(run(parts, 'resume'), options);
     throw new ConfigError('session.stream(input): expected { prompt: string }, { answer } or { resume: true }');
   }
 
@@ -197,7 +291,7 @@ class Session {
    * SessionNotFoundError when nothing is stored under the id.
    */
   replay({ after, follow } = {}) {
-    const self = Session.parts(this, 'replay');
+    const parts = Session.parts(this, 'replay');
     let timeoutMs;
     let pollMs;
     if (follow === true) timeoutMs = 60_000;
@@ -208,39 +302,42 @@ class Session {
     const stop = { aborted: false };
     const events = eventQueue(() => { stop.aborted = true; });
     const options = { onEvent: (e) => events.push(e), signal: stop, followMs: timeoutMs, pollMs };
-    self.#op('replay', after, options).then(() => events.end(), (e) => events.fail(e));
+    wasm.sessionReplay(parts, after, options).then(() => events.end(), (e) => events.fail(e));
     return { [Symbol.asyncIterator]() { return events.iterator(); } };
   }
 
   /** Saved steps, newest first: `{ id, parentId?, step, label?, createdAt, interrupted, question?, iterations, usage }`. */
-  async history({ limit, before } = {}) { return Session.parts(this, 'history').#op('history', limit, before); }
+  async history({ limit, before } = {}) { return wasm.sessionHistory(Session.parts(this, 'history'), limit, before); }
   /** The latest checkpoint, or the one saved as step `id`. */
-  async checkpoint(id) { return Session.parts(this, 'checkpoint').#op('checkpoint', id); }
+  async checkpoint(id) { return wasm.sessionCheckpoint(Session.parts(this, 'checkpoint'), id); }
   /** Names a saved step. */
-  async label(id, name) { return Session.parts(this, 'label').#op('label', id, name); }
+  async label(id, name) { return wasm.sessionLabel(Session.parts(this, 'label'), id, name); }
   /** Makes a saved step (by id or label) the head again: the next call continues from it, as a new branch. */
-  async restore(idOrLabel) { return Session.parts(this, 'restore').#op('restore', idOrLabel); }
+  async restore(idOrLabel) { return wasm.sessionRestore(Session.parts(this, 'restore'), idOrLabel); }
   /** Saves a checkpoint (e.g. a SaverError's) as the session's new head. */
-  async save(checkpoint) { return Session.parts(this, 'save').#op('save', checkpoint); }
+  async save(checkpoint) { return wasm.sessionSave(Session.parts(this, 'save'), checkpoint); }
   /** Removes the session and its history. */
-  async delete() { return Session.parts(this, 'delete').#op('delete'); }
+  async delete() { return wasm.sessionDelete(Session.parts(this, 'delete')); }
   /**
    * Finishes what a store's write interval (Workers KV: one write per key per second) held back — a head
    * behind the newest step (what `listSessions` reads), the last keys of a finished session — waiting for
    * the interval first. Calls do this by themselves in the background (through the `waitUntil` option when
    * given); call it to wait for it. `true` when nothing is left.
    */
-  async settle() { return Session.parts(this, 'settle').#op('settle'); }
+  async settle() { return wasm.sessionSettle(Session.parts(this, 'settle')); }
 
-  free() { this.#agent = null; this.#saver = null; this.#store = null; }
+  free() { this.#parts = null; }
   [dispose]() { this.free(); }
 }
+
+/** One session call, as `withEnd`/`eventStream` start it with the call's options. */
+const run = (parts, turn, value) => (o) => wasm.sessionRun(parts, turn, value, o);
 
 /** The sessions stored in `saver` (their latest checkpoints' summaries, not their history). */
 export async function listSessions(saver, prefix) {
   const store = Saver.spec(saver);
   if (store === null) throw released('this saver');
-  if (store === undefined) wasm.checkSession(saver, false, 'x', undefined);
+  if (store === undefined) wasm.checkSession(saver, false, 'x', 'null');
   return wasm.listSessions(store, saver, prefix ?? '');
 }
 
@@ -279,36 +376,90 @@ class Saver {
   [dispose]() { this.free(); }
 }
 
-/** Creates an agent: `{ instructions?, tools?, model, maxIterations? }`. Throws ConfigError for an unusable config. */
-export function agent(config) {
-  const model = config != null && typeof config === 'object' ? config.model : undefined;
-  const builtin = typeof model === 'function' ? BUILTIN_MODELS.get(model) : undefined;
-  // Read and checked in JS (glue.js agentSpec); the core's own rules in one call into wasm.
-  const spec = agentSpec(config, builtin);
-  return new Agent(sealSpec(spec, wasm.checkAgent(spec)));
+/** `config.checkpointKeys` with each secret as the core reads it: a string (its UTF-8 bytes) or an array of bytes. */
+function keysJson(given) {
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) return given;
+  if (!globalThis.crypto?.subtle) {
+    throw new ConfigError('config.checkpointKeys: this host has no Web Crypto (globalThis.crypto.subtle); signed checkpoints need Node 20 or later, a Worker or a browser');
+  }
+  const keys = given.keys;
+  if (keys === null || typeof keys !== 'object' || Array.isArray(keys)) return given;
+  const bytes = (secret) => {
+    if (secret instanceof ArrayBuffer) return Array.from(new Uint8Array(secret));
+    if (ArrayBuffer.isView(secret)) return Array.from(new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength));
+    return secret;
+  };
+  return { ...given, keys: Object.fromEntries(Object.entries(keys).map(([kid, secret]) => [kid, bytes(secret)])) };
 }
 
-/** A saver in memory (this process or tab only). */
+/**
+ * Creates an agent: `{ instructions?, tools?, model, maxIterations?, state?, checkpointKeys?, sealed?, limits?,
+ * output?, maxOutputRetries?, compaction? }`. Throws ConfigError for an unusable config, naming the key.
+ */
+export function agent(config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new ConfigError(`agent(config): expected a config object { model, instructions?, tools?, ... }, got ${describe(config)}`);
+  }
+  const model = config.model;
+  if (typeof model !== 'function') {
+    throw new ConfigError(`config.model: expected a model function (request) => response, e.g. scriptedModel([...]) or a provider, got ${describe(model)}`);
+  }
+  const tools = Array.isArray(config.tools) ? config.tools.map((t, i) => checkedTool(t, `config.tools[${i}]`)) : config.tools;
+  if (config.state !== undefined) checkPlainJson(config.state, 'config.state');
+  const output = config.output === undefined || config.output === null ? config.output : compileSchema(config.output, 'config.output', true);
+  const text = JSON.stringify({ ...config, tools, output, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
+  // Each tool's code and its approval function, by the tool's place.
+  const fns = Object.freeze((Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle, typeof t.needsApproval === 'function' ? t.needsApproval : undefined]));
+  const spec = { text, fns, model, builtin: BUILTIN_MODELS.get(model), system: typeof config.instructions === 'string' ? config.instructions : undefined };
+  // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
+  spec.tools = Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t)));
+  return new Agent(Object.freeze(spec));
+}
+
+/** True when a put's `condition` holds for what is stored (`current`: its summary, or undefined): the
+ * compare-and-set rule of the savers written in JS (memory, file, Durable Object). */
+export function conditionHolds(condition, current) {
+  if (condition == null) return true;
+  if (condition.ifAbsent) return current === undefined;
+  return current !== undefined && (current.step ?? 0) === condition.ifStep;
+}
+
+/** A saver in memory (this process or tab only): a text store over a Map, read and written synchronously. */
 export function memorySaver() {
-  return new Saver(wasm.saverSpec('memory'));
+  const map = new Map();
+  return textStoreSaver({
+    compareAndSet: true,
+    getText: (key) => map.get(key)?.[0] ?? null,
+    getMany: (keys) => keys.map((key) => map.get(key)?.[0] ?? null),
+    putText(key, value, summary, condition) {
+      const held = map.get(key);
+      if (!conditionHolds(condition, held === undefined ? undefined : JSON.parse(held[1]))) {
+        throw Object.assign(new Error(`key ${JSON.stringify(key)} changed`), { code: 'CONFLICT' });
+      }
+      map.set(key, [value, summary]);
+    },
+    delete(key) { map.delete(key); },
+    list: (prefix = '') => [...map].filter(([k]) => k.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, [, summary]]) => ({ key, summary })),
+  });
 }
 
 /** Checkpoints in Workers KV; summaries in each key's metadata. */
 export function kvSaver(namespace, options) {
-  return new Saver(wasm.saverSpec('kv', namespace, options));
+  return new Saver(wasm.saverSpec('kv', namespace, optionsText(options, 'kvSaver options')));
 }
 
 /** Checkpoints in IndexedDB (browsers, Web Workers). */
 export function indexedDbSaver(options) {
-  return new Saver(wasm.saverSpec('indexeddb', options));
+  return new Saver(wasm.saverSpec('indexeddb', undefined, optionsText(options, 'indexedDbSaver options')));
 }
 
 /**
  * A saver over a store written in JS at the text level: `{ getText(key), putText(key, value, summary,
- * condition), delete(key), list(prefix), compareAndSet, maxValueBytes? }` (the file and Durable Object savers).
+ * condition), delete(key), list(prefix), getMany?(keys), compareAndSet, maxValueBytes? }` (the memory, file and
+ * Durable Object savers). `list` answers `[{ key, summary }]` sorted by key.
  */
 export function textStoreSaver(store) {
-  return new Saver(wasm.saverSpec('text', store));
+  return new Saver(wasm.saverSpec('text', store, 'null'));
 }
 
 // ---- Durable Objects -----------------------------------------------------------------------------------
@@ -330,7 +481,8 @@ export function durableObjectSaver(namespace, options = {}) {
   if (namespace == null || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
     throw new ConfigError('durableObjectSaver(namespace): expected a Durable Object namespace binding such as env.CHECKPOINTS');
   }
-  const name = options.name ?? 'default';
+  for (const k of Object.keys(options ?? {})) if (k !== 'name') throw new ConfigError(`durableObjectSaver options.${k}: unknown option (known: name)`);
+  const name = options?.name ?? 'default';
   if (typeof name !== 'string' || name === '') throw new ConfigError('durableObjectSaver options.name: expected a non-empty string');
   let stub;
   const call = async (body) => {
@@ -390,9 +542,9 @@ export class CheckpointStore {
           }
           if (condition) {
             const current = await this.storage.get(`s:${key}`);
-            const step = current === undefined ? undefined : (JSON.parse(current).step ?? 0);
-            const ok = condition.ifAbsent ? current === undefined : step === condition.ifStep;
-            if (!ok) return Response.json({ error: `key ${JSON.stringify(key)} changed`, code: 'CONFLICT' });
+            if (!conditionHolds(condition, current === undefined ? undefined : JSON.parse(current))) {
+              return Response.json({ error: `key ${JSON.stringify(key)} changed`, code: 'CONFLICT' });
+            }
           }
           await this.storage.put({ [`v:${key}`]: value, [`s:${key}`]: summary });
           return Response.json({ ok: true });
@@ -410,30 +562,32 @@ export class CheckpointStore {
   }
 }
 
-function builtinModel(spec, complete) {
-  const model = (request) => complete(spec, request);
+function builtinModel(spec) {
+  const model = (request) => wasm.modelComplete(spec, request);
   BUILTIN_MODELS.set(model, spec);
   return model;
 }
 
-/** The Anthropic Messages API over fetch. */
-export function anthropic(options) {
-  return builtinModel(wasm.providerSpec('anthropic', options), wasm.providerComplete);
+/** A provider's options as the core reads them; its AbortSignal stays here. */
+function providerModel(kind, options) {
+  const text = optionsText(options, `${kind}(options)`);
+  return builtinModel(wasm.providerSpec(kind, text, options?.signal));
 }
 
+/** The Anthropic Messages API over fetch. */
+export const anthropic = (options) => providerModel('anthropic', options);
+
 /** OpenAI Chat Completions (and compatible servers) over fetch. */
-export function openai(options) {
-  return builtinModel(wasm.providerSpec('openai', options), wasm.providerComplete);
-}
+export const openai = (options) => providerModel('openai', options);
 
 /** Workers AI through its binding. */
 export function workersAI(binding, options) {
-  return builtinModel(wasm.providerSpec('workers-ai', binding, options), wasm.providerComplete);
+  return builtinModel(wasm.providerSpec('workers-ai', optionsText(options, 'workersAI(binding, options)'), binding));
 }
 
 /** A model that plays `responses` back: response k answers a conversation holding k assistant messages. */
 export function scriptedModel(responses) {
-  return builtinModel(wasm.scriptedSpec(responses), wasm.scriptedComplete);
+  return builtinModel(wasm.scriptedSpec(responses));
 }
 
 // ---- streams of events ---------------------------------------------------------------------------------

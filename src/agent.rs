@@ -2,28 +2,31 @@
 
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use crate::checkpoint::Checkpoint;
 use crate::error::AgentError;
 use crate::event::{Event, EventSink};
 use crate::interrupt::{Approval, Interrupt, Resume};
 use crate::message::{Message, ToolUse, Usage};
 use crate::model::{DynModel, Model, ModelRequest, ToolDefinition};
-use crate::platform::{BoxFuture, MaybeSend, MaybeSync, new_run_id, now_ms};
+use crate::platform::{BoxFuture, MaybeSend, new_run_id, now_ms};
 use crate::run::{DEFAULT_MAX_ITERATIONS, Run, RunConfig, Step, ToolOutcome, ToolPolicy};
 use crate::tool::{DynTool, StateSlot, Tool, ToolContext, ToolError};
 
 /// The configuration a run needs besides the model: instructions, tools and the run's rules.
+/// Everything but the tools is shared, not copied, by the agents built from one configuration
+/// ([`Agent::with_parts`]).
 pub(crate) struct AgentConfig {
-    pub(crate) instructions: Option<String>,
+    pub(crate) instructions: Option<Arc<str>>,
     pub(crate) tools: Vec<Box<dyn DynTool>>,
-    /// Shared, not copied, by the agents (and calls) built from the same configuration.
-    pub(crate) rules: std::sync::Arc<RunConfig>,
+    pub(crate) rules: Arc<RunConfig>,
     /// The state a new run starts with (and a resumed checkpoint without state).
-    pub(crate) initial_state: Option<Value>,
+    pub(crate) initial_state: Option<Arc<Value>>,
     /// Signs (and maybe seals) what leaves; verifies what comes back.
-    pub(crate) keys: Option<crate::keys::CheckpointKeys>,
+    pub(crate) keys: Option<Arc<crate::keys::CheckpointKeys>>,
     /// With keys: the agent what they sign is bound to (the keys' name, or the agent's fingerprint).
-    pub(crate) binding: Option<String>,
+    pub(crate) binding: Option<Arc<str>>,
 }
 
 /// An agent: a model, tools and instructions. Cheap to keep and share; every call is independent.
@@ -130,15 +133,67 @@ impl Agent {
     /// As [`Agent::prompt`] and [`Agent::resume`].
     pub async fn run(&self, input: Input, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
         let run = self.config.start(input).await?;
-        let mut hooks = Hooks {
-            events: Some(events),
-            ..Hooks::default()
-        };
-        drive(&self.config, &*self.model, run, &mut hooks).await
+        drive(&self.config, &*self.model, run, &mut Hooks::new(events)).await
     }
 }
 
 impl Agent {
+    /// The same agent — its checked instructions, rules, state and keys, shared rather than copied — answering
+    /// with `model` and running `tools`, the code of its own tools in their order (without `final_answer`):
+    /// cheap, for a host that builds an agent per request from one configuration (a Worker).
+    ///
+    /// ```
+    /// use resumable_agent::{tool, Agent, ModelResponse, ScriptedModel};
+    /// let hello = || tool("hello", "Says hello.", serde_json::json!({"type": "object"}), |_, _| async { Ok("hi".into()) });
+    /// let template = Agent::builder(ScriptedModel::new([])).instructions("Be brief.").tool(hello()).build()?;
+    /// let agent = template.with_parts(ScriptedModel::new([ModelResponse::text("Done.")]), vec![hello()])?;
+    /// assert_eq!(pollster::block_on(agent.prompt("go"))?.assert_complete()?.text, "Done.");
+    /// # Ok::<(), resumable_agent::AgentError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] when `tools` is not one tool for each of the agent's.
+    pub fn with_parts<T: Tool + 'static>(
+        &self,
+        model: impl Model + 'static,
+        tools: Vec<T>,
+    ) -> Result<Agent, AgentError> {
+        if tools.len() != self.config.tools.len() {
+            return Err(AgentError::Config(format!(
+                "with_parts: {} tools given for the agent's {}",
+                tools.len(),
+                self.config.tools.len()
+            )));
+        }
+        let c = &self.config;
+        Ok(Agent {
+            config: AgentConfig {
+                instructions: c.instructions.clone(),
+                tools: tools.into_iter().map(|t| Box::new(t) as Box<dyn DynTool>).collect(),
+                rules: c.rules.clone(),
+                initial_state: c.initial_state.clone(),
+                keys: c.keys.clone(),
+                binding: c.binding.clone(),
+            },
+            model: Box::new(model),
+        })
+    }
+
+    /// The tools the model is shown, in order (with an output schema, its `final_answer` tool last).
+    pub fn tools(&self) -> &[ToolDefinition] {
+        &self.config.rules.definitions
+    }
+
+    /// The size and depth limits of what the agent accepts.
+    pub fn limits(&self) -> crate::limits::Limits {
+        self.config.rules.limits
+    }
+
+    /// True when the agent's keys seal what it hands out ([`CheckpointKeys::sealed`](crate::CheckpointKeys)).
+    pub fn seals(&self) -> bool {
+        self.config.codec().sealed()
+    }
+
     /// The text to store `checkpoint` as: signed with the agent's [`CheckpointKeys`](crate::CheckpointKeys)
     /// (sealed when they say so), plain JSON without keys.
     ///
@@ -165,6 +220,9 @@ pub(crate) struct NoEvents;
 impl EventSink for NoEvents {
     fn event(&mut self, _: &Event<'_>) {}
     fn wants_deltas(&self) -> bool {
+        false
+    }
+    fn listening(&self) -> bool {
         false
     }
 }
@@ -194,6 +252,33 @@ impl crate::model::DeltaSink for DeltaEvents<'_, '_> {
 }
 
 impl AgentBuilder {
+    /// An agent as `spec` describes it, answering with `model`: instructions, limits, state, output,
+    /// compaction and keys as given. The spec's tools are declarations without code: bind each with
+    /// [`ToolSpec::handle`](crate::ToolSpec::handle) and add it with [`AgentBuilder::tool`].
+    ///
+    /// ```
+    /// use resumable_agent::{AgentBuilder, AgentSpec, ModelResponse, ScriptedModel};
+    /// let spec = AgentSpec::from_json(r#"{"tools": [{"name": "now", "description": "The time."}]}"#)?;
+    /// let mut builder = AgentBuilder::from_spec(ScriptedModel::new([ModelResponse::text("Noon.")]), spec.clone());
+    /// for declared in spec.tools {
+    ///     builder = builder.tool(declared.handle(|_, _| async { Ok("12:00".into()) }));
+    /// }
+    /// let agent = builder.build()?;
+    /// # let _ = agent;
+    /// # Ok::<(), resumable_agent::AgentError>(())
+    /// ```
+    pub fn from_spec(model: impl Model + 'static, spec: crate::spec::AgentSpec) -> Self {
+        let mut b = Agent::builder(model)
+            .max_iterations(spec.max_iterations)
+            .limits(spec.limits);
+        b.instructions = spec.instructions;
+        b.state = spec.state;
+        b.output = spec.output;
+        b.compaction = spec.compaction;
+        b.keys = spec.checkpoint_keys;
+        b
+    }
+
     /// The system instructions.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
@@ -257,7 +342,7 @@ impl AgentBuilder {
     /// [`AgentError::Config`] for a tool name providers refuse, one used twice, or a state nested deeper than
     /// the limits allow.
     pub fn build(self) -> Result<Agent, AgentError> {
-        let mut config = AgentConfig::new(self.instructions, self.tools, self.max_iterations)?;
+        let mut config = AgentConfig::new(self.instructions.map(Arc::from), self.tools, self.max_iterations)?;
         config.set_limits(self.limits);
         config.set_state(self.state)?;
         if let Some((schema, max_retries)) = self.output {
@@ -293,7 +378,7 @@ pub(crate) fn check_tool_name(name: &str) -> Result<(), String> {
 
 impl AgentConfig {
     pub(crate) fn new(
-        instructions: Option<String>,
+        instructions: Option<Arc<str>>,
         tools: Vec<Box<dyn DynTool>>,
         max_iterations: u32,
     ) -> Result<Self, AgentError> {
@@ -312,7 +397,7 @@ impl AgentConfig {
     /// An agent without tool implementations yet, from its tools' definitions and policies (checked here:
     /// names valid and unique). The wasm package builds one per configuration and shares its rules.
     pub(crate) fn described(
-        instructions: Option<String>,
+        instructions: Option<Arc<str>>,
         described: impl IntoIterator<Item = (ToolDefinition, ToolPolicy)>,
         max_iterations: u32,
     ) -> Result<Self, AgentError> {
@@ -332,7 +417,7 @@ impl AgentConfig {
         Ok(AgentConfig {
             instructions,
             tools: Vec::new(),
-            rules: std::sync::Arc::new(RunConfig {
+            rules: Arc::new(RunConfig {
                 definitions,
                 policies,
                 max_iterations,
@@ -357,18 +442,18 @@ impl AgentConfig {
     }
 
     pub(crate) fn set_limits(&mut self, limits: crate::limits::Limits) {
-        std::sync::Arc::make_mut(&mut self.rules).limits = limits;
+        Arc::make_mut(&mut self.rules).limits = limits;
     }
 
     /// Checks and sets the checkpoint keys (after the rest of the configuration: what they sign is bound to
     /// the agent as configured).
     pub(crate) fn set_keys(&mut self, keys: crate::keys::CheckpointKeys) -> Result<(), AgentError> {
         keys.check().map_err(AgentError::Config)?;
-        self.binding = Some(match keys.agent_name() {
+        self.binding = Some(Arc::from(match keys.agent_name() {
             Some(name) => format!("name:{name}"),
             None => self.fingerprint(),
-        });
-        self.keys = Some(keys);
+        }));
+        self.keys = Some(Arc::new(keys));
         Ok(())
     }
 
@@ -387,14 +472,14 @@ impl AgentConfig {
                 })
             })
             .collect();
-        crate::keys::fingerprint(&serde_json::json!({"instructions": self.instructions, "tools": tools}))
+        crate::keys::fingerprint(&serde_json::json!({"instructions": self.instructions.as_deref(), "tools": tools}))
     }
 
     /// How this agent's checkpoints enter and leave as text.
     pub(crate) fn codec(&self) -> crate::keys::Codec<'_> {
         crate::keys::Codec {
             limits: self.rules.limits,
-            keys: self.keys.as_ref(),
+            keys: self.keys.as_deref(),
             agent: self.binding.as_deref(),
         }
     }
@@ -428,7 +513,7 @@ impl AgentConfig {
                 "tools[{i}].name: {FINAL_ANSWER_TOOL:?} is the tool through which the model gives its structured answer (output); rename the tool"
             )));
         }
-        std::sync::Arc::make_mut(&mut self.rules).set_output(schema, max_retries);
+        Arc::make_mut(&mut self.rules).set_output(schema, max_retries);
         Ok(())
     }
 
@@ -444,18 +529,8 @@ impl AgentConfig {
                 "compaction: give maxBytes, maxMessages or both".into(),
             ));
         }
-        std::sync::Arc::make_mut(&mut self.rules).compaction = Some(compaction);
+        Arc::make_mut(&mut self.rules).compaction = Some(compaction);
         Ok(())
-    }
-
-    /// The tool through which the model gives its structured answer, when the agent has an output schema.
-    #[cfg(all(target_arch = "wasm32", feature = "js"))]
-    pub(crate) fn final_answer_tool(&self) -> Option<&ToolDefinition> {
-        self.rules.output.as_ref()?;
-        self.rules
-            .definitions
-            .iter()
-            .find(|d| d.name == crate::run::FINAL_ANSWER_TOOL)
     }
 
     /// The state a new run starts with, checked against the depth limit.
@@ -470,7 +545,7 @@ impl AgentConfig {
                 self.rules.limits.max_depth
             )));
         }
-        self.initial_state = state;
+        self.initial_state = state.map(Arc::new);
         Ok(())
     }
 
@@ -501,7 +576,7 @@ impl AgentConfig {
             Input::Resume(checkpoint, resume) => Run::resume(&self.rules, checkpoint, resume, now_ms())?,
         };
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {
-            run.set_state(initial.clone());
+            run.set_state(Value::clone(initial));
         }
         if let Some((what, bytes)) = added {
             if let Some(why) = run.too_large(bytes, bytes) {
@@ -532,32 +607,27 @@ pub(crate) trait Persist: MaybeSend {
     fn observe(&mut self, event: &Event<'_>) -> Option<u64>;
 }
 
-/// Asked before each model and tool call: true stops the run with [`AgentError::Aborted`].
-pub(crate) trait Abort: MaybeSync {
-    fn aborted(&self) -> bool;
-}
-
-impl<F: Fn() -> bool + MaybeSync> Abort for F {
-    fn aborted(&self) -> bool {
-        self()
-    }
-}
-
 /// What a driver reports to and asks of its caller besides the model and tools.
-#[derive(Default)]
 pub(crate) struct Hooks<'h> {
-    pub(crate) events: Option<&'h mut dyn EventSink>,
-    /// Asked before each model and tool call.
-    pub(crate) aborted: Option<&'h dyn Abort>,
+    /// Where events go; asked before each model and tool call whether to stop.
+    pub(crate) events: &'h mut dyn EventSink,
     pub(crate) persist: Option<&'h mut dyn Persist>,
     /// Saves made so far by `persist`.
     pub(crate) saves: u32,
 }
 
-impl Hooks<'_> {
+impl<'h> Hooks<'h> {
+    pub(crate) fn new(events: &'h mut dyn EventSink) -> Self {
+        Hooks {
+            events,
+            persist: None,
+            saves: 0,
+        }
+    }
+
     /// True when events are listened to or logged: they must be made.
     fn watching(&self) -> bool {
-        self.events.is_some() || self.persist.is_some()
+        self.events.listening() || self.persist.is_some()
     }
 
     fn emit(&mut self, event: impl FnOnce() -> Event<'static>) {
@@ -568,28 +638,21 @@ impl Hooks<'_> {
 
     fn emit_ref(&mut self, event: &Event<'_>) {
         let seq = self.persist.as_deref_mut().and_then(|p| p.observe(event));
-        if let Some(sink) = self.events.as_deref_mut() {
-            sink.sequenced(seq, event);
-        }
+        self.events.sequenced(seq, event);
     }
 
     /// A consistent state: saved (sessions) and then reported, signed.
     async fn checkpoint(&mut self, run: &mut Run<'_>, codec: crate::keys::Codec<'_>) -> Result<(), AgentError> {
         if let Some(p) = self.persist.as_deref_mut() {
             let first = self.saves == 0;
-            let mut none = NoEvents;
-            let sink: &mut dyn EventSink = match self.events.as_deref_mut() {
-                Some(s) => s,
-                None => &mut none,
-            };
             let saved = run.take_saved();
-            p.persist(run.checkpoint_mut(), saved, first, sink).await?;
+            p.persist(run.checkpoint_mut(), saved, first, &mut *self.events).await?;
             self.saves = self.saves.saturating_add(1);
         }
-        if self.events.is_some() && codec.keys.is_some() {
-            codec.sign(run.checkpoint_mut()).await?;
-        }
-        if self.events.is_some() {
+        if self.events.listening() {
+            if codec.keys.is_some() {
+                codec.sign(run.checkpoint_mut()).await?;
+            }
             self.emit_ref(&Event::Checkpoint {
                 checkpoint: run.checkpoint(),
             });
@@ -660,7 +723,7 @@ async fn drive_steps(
     }
     hooks.checkpoint(&mut run, config.codec()).await?;
     loop {
-        if hooks.aborted.is_some_and(|a| a.aborted()) {
+        if hooks.events.aborted() {
             run.touch(now_ms());
             return Err(AgentError::Aborted {
                 checkpoint: Box::new(run.into_checkpoint()),
@@ -681,7 +744,7 @@ async fn drive_steps(
                 hooks.emit(|| Event::StepStart { step });
                 let unchanged = run.take_unchanged();
                 let request = config.request(&run.checkpoint().messages, unchanged);
-                let reply = if hooks.events.as_deref().is_some_and(EventSink::wants_deltas) {
+                let reply = if hooks.events.wants_deltas() {
                     let mut sink = DeltaEvents { hooks, step };
                     model.stream_dyn(request, &mut sink).await
                 } else {

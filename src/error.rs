@@ -121,6 +121,14 @@ pub enum ModelError {
         /// True for 408, 429, 529, 5xx and network failures: trying again may work.
         retryable: bool,
     },
+    /// The provider's settings are unusable (a setting the API would refuse); nothing was sent.
+    #[error("{provider} settings: {problem}")]
+    Settings {
+        /// `"anthropic"`, `"openai"`, ...
+        provider: String,
+        /// The setting and what is wrong with it.
+        problem: String,
+    },
     /// The response does not have the expected shape.
     #[error("model response {path}: {problem}")]
     InvalidResponse {

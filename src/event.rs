@@ -243,6 +243,18 @@ pub trait EventSink: MaybeSend {
     fn wants_deltas(&self) -> bool {
         true
     }
+
+    /// False for a sink that drops every event: a run then skips building them. The default is true.
+    fn listening(&self) -> bool {
+        true
+    }
+
+    /// True once whoever watches the run wants it to stop (a client that left, an aborted signal): asked
+    /// before each model and tool call, and between the polls of a following replay. The run then ends in
+    /// [`AgentError::Aborted`](crate::AgentError::Aborted) carrying its checkpoint. The default is false.
+    fn aborted(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(&Event<'_>) + MaybeSend> EventSink for F {

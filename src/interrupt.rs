@@ -202,6 +202,34 @@ impl Resume {
     }
 }
 
+impl Resume {
+    /// The answer of the npm package's `resume(checkpoint, answer)`, as JSON: a string (a text answer), `null`
+    /// (no answer: `""`), or `{ decisions }` (see [`Resume::from_decisions_json`]).
+    ///
+    /// # Errors
+    /// [`AgentError::Decision`](crate::AgentError) naming what is wrong.
+    pub fn from_answer_json(text: &str) -> Result<Self, crate::AgentError> {
+        let problem = |p: String| crate::AgentError::Decision { id: None, problem: p };
+        let value: Value = serde_json::from_str(&crate::limits::repair_lone_surrogates(text))
+            .map_err(|e| problem(format!("answer: {e}")))?;
+        match value {
+            Value::Null => Ok(Resume::Answer(String::new())),
+            Value::String(s) => Ok(Resume::Answer(s)),
+            Value::Object(mut o) if o.contains_key("decisions") => {
+                if let Some(k) = o.keys().find(|k| *k != "decisions") {
+                    return Err(problem(crate::spec::unknown_option("answer", k, &["decisions"], &[])));
+                }
+                let decisions = o.remove("decisions").unwrap_or(Value::Null);
+                Resume::from_decisions_json(&decisions.to_string())
+            }
+            other => Err(problem(format!(
+                "answer: expected a string or {{ decisions }}, got {}",
+                crate::spec::describe(&other)
+            ))),
+        }
+    }
+}
+
 /// One decision, naming the path of what is wrong with it.
 fn decision(mut value: Value, path: &str, id: Option<String>) -> Result<Decision, crate::AgentError> {
     let fail = |p: String| crate::AgentError::Decision {

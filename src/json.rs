@@ -1,4 +1,5 @@
-//! JSON text of the library's values, all through one writer (so serde's serializers are compiled once).
+//! JSON text of the library's values, all through one writer (so serde's serializers are compiled once): what
+//! the library writes a checkpoint with, for any of its values (`Message`s, `Event`s, …).
 
 use serde::Serialize;
 
@@ -40,11 +41,18 @@ impl std::io::Write for Out {
     }
 }
 
-/// `value` as compact JSON text (what `serde_json::to_string` gives).
+/// `value` as compact JSON text (what `serde_json::to_string` gives), written as fast as the library writes
+/// checkpoints.
+///
+/// ```
+/// let text = resumable_agent::json::to_string(&resumable_agent::Message::user("hi"))?;
+/// assert_eq!(text, r#"{"role":"user","content":"hi"}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 ///
 /// # Errors
 /// What `value`'s `Serialize` reports (the library's own types never fail: plain data, string keys).
-pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+pub fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut out = Out {
         buf: Vec::with_capacity(128),
         count_only: false,

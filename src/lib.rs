@@ -47,7 +47,7 @@ mod crypto;
 mod error;
 mod event;
 mod interrupt;
-mod json;
+pub mod json;
 pub mod keys;
 mod limits;
 mod message;
@@ -58,6 +58,7 @@ mod run;
 mod saver;
 mod schema;
 mod session;
+mod spec;
 pub mod testing;
 mod tool;
 
@@ -70,9 +71,13 @@ pub use error::{AgentError, CheckpointError, ModelError, SaverError};
 pub use event::{CallResult, Event, EventSink};
 pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resume};
 pub use keys::{CheckpointKeys, MIN_SECRET_BYTES, Signature};
-pub use limits::{DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, value_depth};
+pub use limits::{
+    DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, repair_lone_surrogates, value_depth,
+};
 pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
-pub use model::{Delta, DeltaSink, Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, ToolDefinition};
+pub use model::{
+    Delta, DeltaSink, DynModel, Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, ToolDefinition,
+};
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 pub use run::{
     Applied, Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Run, RunConfig, Step,
@@ -80,13 +85,19 @@ pub use run::{
 };
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;
+#[cfg(target_arch = "wasm32")]
+pub use saver::js_text_within;
 pub use saver::kv_store::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
-pub use saver::{Condition, DynSaver, KvOptions, MemorySaver, SavedCheckpoint, Saver};
+pub use saver::{
+    Condition, DynSaver, KvBackend, KvOptions, KvPage, KvStoreSaver, MemorySaver, SavedCheckpoint, Saver, Stored,
+    Timeout, put_stored, read_stored,
+};
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub use saver::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve_checkpoint_store};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use saver::{Durability, IndexedDbOptions, IndexedDbSaver};
 pub use session::{
-    DEFAULT_MAX_HISTORY, EVENT_BLOCK, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Turn, list_sessions,
+    DEFAULT_MAX_HISTORY, EVENT_BLOCK, Follow, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Turn, list_sessions,
 };
+pub use spec::{AgentSpec, HOST_FUNCTION, NeedsApproval, ToolSpec};
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

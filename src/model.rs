@@ -43,10 +43,11 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolDefinition],
-    /// How many leading messages are the same as in the previous request of the same run (0: unknown).
+    /// How many leading messages are the same as in the previous request of the same run (0 for a run's first
+    /// request, or when unknown): a model that converts the conversation into another form (the npm package's
+    /// JS objects, a provider's body) can keep what it converted before and convert only the rest.
     #[serde(skip)]
-    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
-    pub(crate) unchanged: usize,
+    pub unchanged: usize,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -285,9 +286,21 @@ pub trait Model: MaybeSend + MaybeSync {
     }
 }
 
-/// Object-safe form of [`Model`], implemented for every model.
-pub(crate) trait DynModel: MaybeSend + MaybeSync {
+/// A [`Model`] behind a pointer (`Box<dyn DynModel>`), for code that picks its model at run time (a provider
+/// named in configuration): every [`Model`] is one, and a boxed one is a [`Model`] again. Its futures are
+/// boxed.
+///
+/// ```
+/// use resumable_agent::{Agent, DynModel, ModelResponse, ScriptedModel};
+/// let model: Box<dyn DynModel> = Box::new(ScriptedModel::new([ModelResponse::text("Hi!")]));
+/// let agent = Agent::builder(model).build()?;
+/// # let _ = agent;
+/// # Ok::<(), resumable_agent::AgentError>(())
+/// ```
+pub trait DynModel: MaybeSend + MaybeSync {
+    /// [`Model::complete`].
     fn complete_dyn<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+    /// [`Model::stream`].
     fn stream_dyn<'a>(
         &'a self,
         request: ModelRequest<'a>,
@@ -308,22 +321,42 @@ impl<M: Model> DynModel for M {
     }
 }
 
-/// Reports a finished answer's text as word-sized deltas: how a scripted model shows what streaming
-/// looks like (its answers exist whole from the start).
-pub(crate) fn stream_words(response: &ModelResponse, sink: &mut dyn DeltaSink) {
-    for block in &response.content {
-        match block {
-            ContentBlock::Text { text } => {
-                for word in text.split_inclusive(' ') {
-                    sink.delta(Delta::Text(word));
+impl Model for Box<dyn DynModel> {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        (**self).complete_dyn(request)
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
+        (**self).stream_dyn(request, sink)
+    }
+}
+
+impl ModelResponse {
+    /// Reports this whole answer to `sink` as a streamed one would arrive: its text word by word, each tool
+    /// call's input whole. How a model whose answers exist whole from the start (a script) shows what
+    /// streaming looks like.
+    pub fn stream_to(&self, sink: &mut dyn DeltaSink) {
+        for block in &self.content {
+            match block {
+                ContentBlock::Text { text } => {
+                    for word in text.split_inclusive(' ') {
+                        sink.delta(Delta::Text(word));
+                    }
                 }
+                ContentBlock::ToolUse(u) => sink.delta(Delta::ToolCall {
+                    id: &u.id,
+                    name: &u.name,
+                    input: &u.input.to_string(),
+                }),
+                _ => {}
             }
-            ContentBlock::ToolUse(u) => sink.delta(Delta::ToolCall {
-                id: &u.id,
-                name: &u.name,
-                input: &u.input.to_string(),
-            }),
-            _ => {}
         }
     }
 }
@@ -391,7 +424,7 @@ impl Model for ScriptedModel {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         let result = self.play(&request);
         if let Ok(response) = &result {
-            stream_words(response, sink);
+            response.stream_to(sink);
         }
         std::future::ready(result)
     }

@@ -91,6 +91,71 @@ pub(crate) async fn sleep_until(at: u64) {
 extern "C" {
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(f: &js_sys::Function, ms: i32) -> wasm_bindgen::JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(id: &wasm_bindgen::JsValue);
+}
+
+/// A future that is ready `ms` after it started, through the host's `setTimeout` (cleared when dropped
+/// earlier). `None` natively: there is no timer without a runtime.
+#[cfg(target_arch = "wasm32")]
+pub(crate) struct Timer {
+    id: wasm_bindgen::JsValue,
+    /// Settles the promise: called when the timer is dropped early, so the promise's callbacks (which hold
+    /// wasm memory until it settles) are released rather than kept for good.
+    resolve: js_sys::Function,
+    done: wasm_bindgen_futures::JsFuture,
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Timer {
+    pub(crate) fn start(ms: u64) -> Option<Self> {
+        let mut id = wasm_bindgen::JsValue::UNDEFINED;
+        let mut settle = None;
+        let promise = js_sys::Promise::new(&mut |resolve, _| {
+            id = set_timeout(&resolve, i32::try_from(ms).unwrap_or(i32::MAX));
+            settle = Some(resolve);
+        });
+        Some(Timer {
+            id,
+            resolve: settle?,
+            done: wasm_bindgen_futures::JsFuture::from(promise),
+        })
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Future for Timer {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        Pin::new(&mut self.done).poll(cx).map(|_| ())
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Drop for Timer {
+    fn drop(&mut self) {
+        clear_timeout(&self.id);
+        let _ = self.resolve.call0(&wasm_bindgen::JsValue::UNDEFINED);
+    }
+}
+
+/// No timer natively (see the wasm32 one).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) struct Timer(std::future::Pending<()>);
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Timer {
+    pub(crate) fn start(_ms: u64) -> Option<Self> {
+        None
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Future for Timer {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        Pin::new(&mut self.0).poll(cx)
+    }
 }
 
 /// Waits until `at` (ms since the epoch). On wasm32 through the host's `setTimeout`; natively it returns at

@@ -182,6 +182,203 @@ fn combinators(s: &Map<String, Value>, value: &Value, path: &mut String) -> Resu
     Ok(())
 }
 
+/// Every keyword of JSON Schema (2020-12 and draft 7) and OpenAPI's `nullable`: a schema with any other key
+/// is a typo (`propertys`) that would silently check nothing.
+const KEYWORDS: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+    "definitions",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "nullable",
+];
+/// Misspellings seen in the wild.
+const KEYWORD_HINTS: &[(&str, &str)] = &[
+    ("property", "properties"),
+    ("propertys", "properties"),
+    ("require", "required"),
+];
+const TYPES: &[&str] = &["string", "number", "integer", "boolean", "object", "array", "null"];
+
+/// Checks that `schema` is a JSON Schema this module can read as its author meant it, when it is defined
+/// (a tool's input schema, an agent's output schema): known keywords (and `$…`/`x-…` extensions), type
+/// names JSON Schema has, `required` a list of names, subschemas where subschemas go. The problem is named
+/// with its path under `root`.
+pub(crate) fn check_definition(schema: &Value, root: &str) -> Result<(), String> {
+    let s = match schema {
+        Value::Bool(_) => return Ok(()),
+        Value::Object(s) => s,
+        other => return fail(root, format!("expected a JSON Schema object, got {}", describe(other))),
+    };
+    for (key, v) in s {
+        let at = format!("{root}.{key}");
+        if key.starts_with('$') || key.starts_with("x-") {
+            continue;
+        }
+        if !KEYWORDS.contains(&key.as_str()) {
+            let hint = crate::spec::nearest(key, KEYWORDS, KEYWORD_HINTS)
+                .map_or_else(String::new, |k| format!("; did you mean {k:?}?"));
+            return fail(&at, format!("unknown JSON Schema keyword{hint}"));
+        }
+        if key == "type" {
+            check_types(v, &at)?;
+        }
+        if let Some(expected) = value_problem(key, v) {
+            return fail(&at, format!("expected {expected}, got {}", describe(v)));
+        }
+        for (path, sub) in subschemas(key, v, &at) {
+            check_definition(sub, &path)?;
+        }
+    }
+    Ok(())
+}
+
+fn describe(v: &Value) -> String {
+    crate::spec::describe(v)
+}
+
+/// What the value of keyword `key` must be, when `v` is not that (its subschemas are checked apart).
+fn value_problem(key: &str, v: &Value) -> Option<&'static str> {
+    let whole = v.as_u64().is_some() || v.as_f64().is_some_and(|f| f >= 0.0 && f.fract() == 0.0);
+    let ok = match key {
+        "required" => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        "enum" => v.is_array(),
+        "properties" | "patternProperties" | "dependentSchemas" | "definitions" => v.is_object(),
+        "anyOf" | "oneOf" | "allOf" | "prefixItems" => v.is_array(),
+        "minItems" | "maxItems" | "minLength" | "maxLength" | "minProperties" | "maxProperties" | "minContains"
+        | "maxContains" => whole,
+        // Draft 4 wrote the exclusive bounds as booleans.
+        "exclusiveMinimum" | "exclusiveMaximum" => v.is_number() || v.is_boolean(),
+        "minimum" | "maximum" | "multipleOf" => v.is_number(),
+        _ => true,
+    };
+    if ok {
+        return None;
+    }
+    Some(match key {
+        "required" => "an array of property names",
+        "enum" => "an array of values",
+        "properties" | "patternProperties" | "dependentSchemas" | "definitions" => "an object of schemas",
+        "anyOf" | "oneOf" | "allOf" | "prefixItems" => "an array of schemas",
+        "minimum" | "maximum" | "multipleOf" | "exclusiveMinimum" | "exclusiveMaximum" => "a number",
+        _ => "a non-negative integer",
+    })
+}
+
+/// The subschemas in the value of keyword `key`, with their paths.
+fn subschemas<'v>(key: &str, v: &'v Value, at: &str) -> Vec<(String, &'v Value)> {
+    match (key, v) {
+        ("properties" | "patternProperties" | "dependentSchemas" | "definitions", Value::Object(m)) => {
+            m.iter().map(|(name, sub)| (format!("{at}.{name}"), sub)).collect()
+        }
+        // Draft 7 allowed `items` as an array of schemas too.
+        ("anyOf" | "oneOf" | "allOf" | "prefixItems" | "items", Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, sub)| (format!("{at}[{i}]"), sub))
+            .collect(),
+        (
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "additionalItems",
+            sub,
+        ) => vec![(at.to_owned(), sub)],
+        _ => Vec::new(),
+    }
+}
+
+fn check_types(v: &Value, at: &str) -> Result<(), String> {
+    let names: Vec<&Value> = match v {
+        Value::Array(list) => list.iter().collect(),
+        one => vec![one],
+    };
+    for name in names {
+        match name.as_str() {
+            Some(t) if TYPES.contains(&t) => {}
+            Some(t) => {
+                let hints = [
+                    ("str", "string"),
+                    ("int", "integer"),
+                    ("bool", "boolean"),
+                    ("float", "number"),
+                    ("list", "array"),
+                    ("dict", "object"),
+                ];
+                let hint = crate::spec::nearest(t, TYPES, &hints)
+                    .map_or_else(String::new, |n| format!("; did you mean {n:?}?"));
+                return fail(
+                    at,
+                    format!("unknown type {t:?}{hint} (JSON Schema has {})", TYPES.join(", ")),
+                );
+            }
+            None => {
+                return fail(
+                    at,
+                    format!(
+                        "expected a type name or an array of them, got {}",
+                        crate::spec::describe(name)
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

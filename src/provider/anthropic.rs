@@ -50,6 +50,21 @@ impl Anthropic {
         }
     }
 
+    /// Checks what the API would refuse: a thinking budget under 1024 tokens or not below `max_tokens`.
+    ///
+    /// # Errors
+    /// The setting and its problem, e.g. `thinking.budgetTokens: must be below maxTokens (4096)`.
+    pub fn check(&self) -> Result<(), String> {
+        match self.thinking_budget {
+            Some(b) if b < 1024 => Err(format!("thinking.budgetTokens: at least 1024, got {b}")),
+            Some(b) if b >= self.max_tokens => Err(format!(
+                "thinking.budgetTokens: must be below maxTokens ({}), got {b}",
+                self.max_tokens
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The request with `extra` body fields (the stream flag), the body written once.
     fn http(&self, request: &ModelRequest<'_>, extra: &[(&str, Value)]) -> HttpRequest {
         // System messages kept in the history join the system prompt (the API has no system role).
@@ -138,6 +153,10 @@ fn block(b: &ContentBlock) -> Value {
 impl WireFormat for Anthropic {
     fn name(&self) -> &'static str {
         "anthropic"
+    }
+
+    fn check(&self) -> Result<(), String> {
+        Anthropic::check(self)
     }
 
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {

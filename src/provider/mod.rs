@@ -12,6 +12,8 @@ use crate::platform::{MaybeSend, MaybeSync};
 
 pub mod anthropic;
 pub mod openai;
+mod options;
+pub use options::Configured;
 pub mod sse;
 
 use crate::model::{Delta, DeltaSink};
@@ -21,11 +23,15 @@ use sse::{SseEvent, SseParser};
 pub(crate) mod fetch;
 #[cfg(all(not(target_arch = "wasm32"), feature = "reqwest"))]
 mod native;
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+mod workers_ai;
 
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
 pub use fetch::FetchClient;
 #[cfg(all(not(target_arch = "wasm32"), feature = "reqwest"))]
 pub use native::ReqwestClient;
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+pub use workers_ai::WorkersAi;
 
 /// One HTTP request: always a JSON POST.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +136,14 @@ pub trait WireFormat: MaybeSend + MaybeSync {
     /// # Errors
     /// [`ModelError::InvalidResponse`] when the body is not what the API documents.
     fn response(&self, body: &Value) -> Result<ModelResponse, ModelError>;
+    /// Checks the settings before a request is sent (a setting the API would refuse with an HTTP 400).
+    ///
+    /// # Errors
+    /// What is wrong, as `<setting>: <problem>`.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// The provider's own error message in an error body, if it has one.
     fn error_message(&self, body: &Value) -> Option<String> {
         body.pointer("/error/message")
@@ -317,6 +331,7 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         let http = self.wire.request(&request);
         async move {
+            self.settings()?;
             let mut attempt = 0;
             loop {
                 let (error, retry_after) = match self.client.send(http.clone()).await {
@@ -351,6 +366,7 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
             let Some(http) = http else {
                 return self.complete(request).await;
             };
+            self.settings()?;
             let mut attempt = 0;
             let mut shown = false;
             loop {
@@ -396,6 +412,14 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
 }
 
 impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
+    /// Refuses settings the API would refuse, before anything is sent.
+    fn settings(&self) -> Result<(), ModelError> {
+        self.wire.check().map_err(|problem| ModelError::Settings {
+            provider: self.wire.name().to_owned(),
+            problem,
+        })
+    }
+
     /// The error of a non-2xx answer, and its `retry-after`.
     fn status_error(&self, http: &HttpRequest, r: HttpResponse) -> (ModelError, Option<String>) {
         let body: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);

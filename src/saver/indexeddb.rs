@@ -95,6 +95,44 @@ impl IndexedDbOptions {
         self.durability = durability;
         self
     }
+
+    /// Reads the npm package's `indexedDbSaver({ dbName?, storeName?, durability?: "strict" | "relaxed" |
+    /// "default" })` options (`null`: defaults).
+    ///
+    /// # Errors
+    /// [`AgentError::Config`](crate::AgentError) naming an unknown or wrong option.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, crate::AgentError> {
+        let read = || -> Result<Self, String> {
+            let what = "indexedDbSaver options";
+            let mut o = crate::spec::Options::optional(
+                Some(value).filter(|v| !v.is_null()),
+                what,
+                &["dbName", "storeName", "durability"],
+                &[("name", "dbName"), ("store", "storeName")],
+            )?;
+            let d = IndexedDbOptions::default();
+            let durability = match o.string("durability")?.as_deref() {
+                None | Some("strict") => Durability::Strict,
+                Some("relaxed") => Durability::Relaxed,
+                Some("default") => Durability::Default,
+                Some(other) => {
+                    return Err(format!(
+                        r#"{what}.durability: expected "strict", "relaxed" or "default", got {other:?}"#
+                    ));
+                }
+            };
+            let out = IndexedDbOptions {
+                db_name: o.string("dbName")?.unwrap_or(d.db_name),
+                store_name: o.string("storeName")?.unwrap_or(d.store_name),
+                durability,
+            };
+            if out.db_name.is_empty() || out.store_name.is_empty() {
+                return Err(format!("{what}: dbName and storeName must be non-empty"));
+            }
+            Ok(out)
+        };
+        read().map_err(crate::AgentError::Config)
+    }
 }
 
 /// A [`Saver`] over IndexedDB, for in-browser agents whose paused runs must survive a reload, a crashed
@@ -114,7 +152,7 @@ pub struct IndexedDbSaver {
     slot: js_sys::Object,
     /// True when this saver made the slot, so dropping it closes the connection.
     owns_slot: bool,
-    max: super::ReadMax,
+    max: usize,
 }
 
 impl IndexedDbSaver {
@@ -123,13 +161,18 @@ impl IndexedDbSaver {
     /// # Errors
     /// [`SaverError::Option`] for an empty database or store name.
     pub fn new(options: IndexedDbOptions) -> Result<Self, SaverError> {
-        let mut saver = Self::with_slot(options, js_sys::Object::new())?;
+        let mut saver = Self::sharing(options, js_sys::Object::new())?;
         saver.owns_slot = true;
         Ok(saver)
     }
 
-    /// A saver whose connection lives in `slot` (a JS object), so it outlives this Rust value.
-    pub(crate) fn with_slot(options: IndexedDbOptions, slot: js_sys::Object) -> Result<Self, SaverError> {
+    /// A saver whose open connection lives in `slot` (any JS object: its `db`), so that savers built over the
+    /// same slot — one per call, by a host that builds its savers per request — share one connection, which
+    /// outlives them. Whoever made the slot closes the connection (`slot.db.close()`).
+    ///
+    /// # Errors
+    /// As [`IndexedDbSaver::new`].
+    pub fn sharing(options: IndexedDbOptions, slot: js_sys::Object) -> Result<Self, SaverError> {
         if options.db_name.is_empty() || options.store_name.is_empty() {
             return Err(SaverError::Option("dbName and storeName must be non-empty".into()));
         }
@@ -139,14 +182,16 @@ impl IndexedDbSaver {
             summaries,
             slot,
             owns_slot: false,
-            max: super::ReadMax::default(),
+            max: usize::MAX,
         })
     }
 
-    /// The read limit (the npm package sets it from the agent's limits for each call).
-    #[cfg_attr(not(feature = "js"), allow(dead_code))]
-    pub(crate) fn read_max(&self) -> &super::ReadMax {
-        &self.max
+    /// Refuses a stored value longer than `bytes` before it is copied into WebAssembly memory (a
+    /// [`SaverError::Backend`] naming the key): memory a huge value took would stay the instance's for its
+    /// life. Use the agent's `limits.max_checkpoint_bytes`.
+    pub fn read_at_most(mut self, bytes: usize) -> Self {
+        self.max = bytes;
+        self
     }
 
     async fn database(&self) -> Result<IdbDatabase, SaverError> {
@@ -308,7 +353,7 @@ impl Saver for IndexedDbSaver {
             let db = self.database().await?;
             let tx = self.transaction(&db, false)?;
             let value = result_of(Self::store(&tx, &self.options.store_name)?.get(&key.into())).await?;
-            super::text_within(&value, key, self.max.get())
+            super::js_text_within(&value, key, self.max)
         }
     }
 
@@ -330,9 +375,9 @@ impl Saver for IndexedDbSaver {
                 let current: Option<CheckpointSummary> = current
                     .as_string()
                     .map(|t| serde_json::from_str(&t).unwrap_or_default());
-                if !condition.allows(current.as_ref()) {
+                if let Err(e) = condition.check(key, current.as_ref()) {
                     let _ = tx.abort();
-                    return Err(condition.conflict(key, current.as_ref()));
+                    return Err(e);
                 }
             }
             // Both writes are issued before anything is awaited; the transaction commits them together.
@@ -355,7 +400,7 @@ impl Saver for IndexedDbSaver {
             let requests: Vec<_> = keys.iter().map(|k| store.get(&k.as_str().into())).collect();
             let mut out = Vec::with_capacity(keys.len());
             for (r, k) in requests.into_iter().zip(keys) {
-                out.push(super::text_within(&result_of(r).await?, k, self.max.get())?);
+                out.push(super::js_text_within(&result_of(r).await?, k, self.max)?);
             }
             Ok(out)
         }

@@ -55,6 +55,33 @@ impl KvOptions {
         self
     }
 
+    /// Reads the npm package's `kvSaver(namespace, { prefix?, expirationTtl? })` options (`null`: defaults),
+    /// checked against KV's rules.
+    ///
+    /// # Errors
+    /// [`AgentError::Config`](crate::AgentError) naming an unknown or wrong option; KV's rules as
+    /// [`KvOptions::validate`] says them.
+    pub fn from_value(value: Value) -> Result<Self, crate::AgentError> {
+        let read = || -> Result<Self, String> {
+            let mut o = crate::spec::Options::optional(
+                Some(value).filter(|v| !v.is_null()),
+                "kvSaver options",
+                &["prefix", "expirationTtl"],
+                &[("ttl", "expirationTtl"), ("expiration", "expirationTtl")],
+            )?;
+            Ok(KvOptions {
+                prefix: o.string("prefix")?.unwrap_or_default(),
+                expiration_ttl: o.integer("expirationTtl", 0)?,
+            })
+        };
+        let options = read().map_err(crate::AgentError::Config)?;
+        options.validate().map_err(|source| crate::AgentError::Saver {
+            source,
+            checkpoint: None,
+        })?;
+        Ok(options)
+    }
+
     /// Checks the options against KV's rules.
     ///
     /// # Errors
@@ -150,21 +177,43 @@ pub(crate) fn entry(options: &KvOptions, name: &str, metadata: Option<&Value>) -
 }
 
 /// One page of a KV listing: `(name, metadata)` pairs and the cursor of the next page (`None`: last page).
-pub(crate) struct KvPage {
-    pub(crate) keys: Vec<(String, Option<Value>)>,
-    pub(crate) cursor: Option<String>,
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct KvPage {
+    /// The names listed and their metadata.
+    pub keys: Vec<(String, Option<Value>)>,
+    /// Where the next page starts.
+    pub cursor: Option<String>,
 }
 
-/// The four raw operations of a KV namespace; everything else about saving lives in [`KvStoreSaver`].
-pub(crate) trait KvBackend: MaybeSend + MaybeSync {
+impl KvPage {
+    /// A page of `keys`, followed by the page at `cursor`.
+    pub fn new(keys: Vec<(String, Option<Value>)>, cursor: Option<String>) -> Self {
+        KvPage { keys, cursor }
+    }
+}
+
+/// The raw operations of a KV namespace (Workers KV, or a store with the same model: values with metadata,
+/// listings by prefix, no compare-and-set); everything else about saving — keys, limits, summaries in
+/// metadata, KV's write rule — lives once in [`KvStoreSaver`]. The `kv` feature's [`KvSaver`](crate::KvSaver)
+/// and the npm package's `kvSaver` are this saver over their hosts' bindings.
+pub trait KvBackend: MaybeSend + MaybeSync {
+    /// The text stored under `key`.
     fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend;
     /// The texts of up to 100 keys in one bulk read (one operation of a Worker's budget); a backend without
     /// bulk reads reads them one by one.
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
-        super::one_by_one(keys, |k| self.get_text(k))
+        async move {
+            let mut out = Vec::with_capacity(keys.len());
+            for key in keys {
+                out.push(self.get_text(key).await?);
+            }
+            Ok(out)
+        }
     }
     /// The metadata stored with `key` (`Some(None)`: a value without metadata; `None`: nothing stored).
     fn get_metadata(&self, key: &str) -> impl Future<Output = Result<Option<Option<Value>>, SaverError>> + MaybeSend;
+    /// Stores `value` with `metadata`, expiring after `ttl` seconds when given.
     fn put_text(
         &self,
         key: &str,
@@ -172,7 +221,9 @@ pub(crate) trait KvBackend: MaybeSend + MaybeSync {
         metadata: Value,
         ttl: Option<u64>,
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
+    /// Removes `key`.
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend;
+    /// One page of the names starting with `prefix`, from `cursor`.
     fn list_page(
         &self,
         prefix: &str,
@@ -181,9 +232,20 @@ pub(crate) trait KvBackend: MaybeSend + MaybeSync {
 }
 
 /// The KV saver, over any backend: limits checked before writing, summaries in metadata.
-pub(crate) struct KvStoreSaver<B> {
+pub struct KvStoreSaver<B> {
     pub(crate) backend: B,
     pub(crate) options: KvOptions,
+}
+
+impl<B: KvBackend> KvStoreSaver<B> {
+    /// A saver over `backend` with `options` (checked).
+    ///
+    /// # Errors
+    /// [`SaverError::Option`] for a prefix or TTL KV refuses.
+    pub fn new(backend: B, options: KvOptions) -> Result<Self, SaverError> {
+        options.validate()?;
+        Ok(KvStoreSaver { backend, options })
+    }
 }
 
 /// Bounds a listing: KV pages hold up to 1000 keys, so this is a million keys.
@@ -215,10 +277,7 @@ impl<B: KvBackend> Saver for KvStoreSaver<B> {
                     .get_metadata(&full)
                     .await?
                     .map(|m| entry(&self.options, &full, m.as_ref()).map(|e| e.summary));
-                let current = current.map(Option::unwrap_or_default);
-                if !condition.allows(current.as_ref()) {
-                    return Err(condition.conflict(key, current.as_ref()));
-                }
+                condition.check(key, current.map(Option::unwrap_or_default).as_ref())?;
             }
             self.backend
                 .put_text(&full, value, metadata, self.options.expiration_ttl)

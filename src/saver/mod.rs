@@ -22,6 +22,8 @@ mod kv;
     allow(dead_code)
 )]
 pub(crate) mod kv_store;
+mod timeout;
+pub use timeout::Timeout;
 
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub use durable_object::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve as serve_checkpoint_store};
@@ -29,7 +31,7 @@ pub use durable_object::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, ser
 pub use indexeddb::{Durability, IndexedDbOptions, IndexedDbSaver};
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use kv::KvSaver;
-pub use kv_store::KvOptions;
+pub use kv_store::{KvBackend, KvOptions, KvPage, KvStoreSaver};
 
 /// One saved checkpoint in a listing: its key and its summary (no messages loaded).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +43,16 @@ pub struct SavedCheckpoint {
     /// What a listing shows.
     #[serde(flatten)]
     pub summary: CheckpointSummary,
+}
+
+impl SavedCheckpoint {
+    /// The entry of `key` with `summary`.
+    pub fn new(key: impl Into<String>, summary: CheckpointSummary) -> Self {
+        SavedCheckpoint {
+            key: key.into(),
+            summary,
+        }
+    }
 }
 
 /// The JSON form of [`SavedCheckpoint`], decoded in one pass (serde's `flatten` buffers).
@@ -107,6 +119,19 @@ impl Condition {
         }
     }
 
+    /// [`Condition::allows`] as the error a saver answers when it does not: the one compare-and-set rule
+    /// every saver applies, atomically or (a store that cannot compare and set) as a read then a write.
+    ///
+    /// # Errors
+    /// [`SaverError::Conflict`] naming what was expected and found.
+    pub fn check(self, key: &str, current: Option<&CheckpointSummary>) -> Result<(), SaverError> {
+        if self.allows(current) {
+            Ok(())
+        } else {
+            Err(self.conflict(key, current))
+        }
+    }
+
     pub(crate) fn conflict(self, key: &str, current: Option<&CheckpointSummary>) -> SaverError {
         SaverError::Conflict {
             key: key.to_owned(),
@@ -160,7 +185,13 @@ pub trait Saver: MaybeSend + MaybeSync {
     /// # Errors
     /// The store's own.
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
-        one_by_one(keys, |key| self.get_text(key))
+        async move {
+            let mut out = Vec::with_capacity(keys.len());
+            for key in keys {
+                out.push(self.get_text(key).await?);
+            }
+            Ok(out)
+        }
     }
 
     /// The shortest time, in ms, between two writes of one key the store allows (Workers KV: 1000); 0 when it
@@ -348,6 +379,43 @@ impl Saver for Box<dyn DynSaver> {
     }
 }
 
+/// A saver behind a reference is a saver (a session borrows its saver).
+impl<S: Saver + ?Sized> Saver for &S {
+    fn get_text(&self, key: &str) -> impl Future<Output = Result<Option<String>, SaverError>> + MaybeSend {
+        (**self).get_text(key)
+    }
+    fn put_text(
+        &self,
+        key: &str,
+        value: String,
+        summary: &CheckpointSummary,
+        condition: Condition,
+    ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        (**self).put_text(key, value, summary, condition)
+    }
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
+        (**self).delete(key)
+    }
+    fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        (**self).list(prefix)
+    }
+    fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
+        (**self).get_many(keys)
+    }
+    fn compare_and_set(&self) -> bool {
+        (**self).compare_and_set()
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        (**self).max_value_bytes()
+    }
+    fn min_write_interval_ms(&self) -> u64 {
+        (**self).min_write_interval_ms()
+    }
+    fn stores_records(&self) -> bool {
+        (**self).stores_records()
+    }
+}
+
 /// [`Saver::put_text`] after checking the value against [`Saver::max_value_bytes`].
 pub(crate) async fn put_checked<S: Saver + ?Sized>(
     saver: &S,
@@ -364,6 +432,76 @@ pub(crate) async fn put_checked<S: Saver + ?Sized>(
         });
     }
     saver.put_text(key, value, summary, condition).await
+}
+
+/// What a saver's checkpoint-level read hands out for a stored text.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // made once per read and handed out at once
+pub enum Stored {
+    /// A checkpoint, decoded and valid.
+    Checkpoint(Checkpoint),
+    /// Text to hand out as it is: a sealed envelope (only its agent opens it), or a session's step kept whole.
+    AsIs(String),
+}
+
+/// Reads what is stored under `key` as a saver's checkpoint-level `get` does (the npm package's
+/// `saver.get(key)`): a checkpoint under the default limits, or a text handed out as it is.
+///
+/// # Errors
+/// [`SaverError::NotCheckpoint`] for a session's log record or head; [`SaverError::Corrupt`] for anything else
+/// that is not a checkpoint.
+pub fn read_stored(key: &str, text: String) -> Result<Stored, SaverError> {
+    match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
+        crate::keys::Text::Sealed(_) => Ok(Stored::AsIs(text)),
+        crate::keys::Text::Plain(Ok(_)) if is_kept_step(&text) => Ok(Stored::AsIs(text)),
+        crate::keys::Text::Plain(Ok(cp)) => Ok(Stored::Checkpoint(cp)),
+        crate::keys::Text::Plain(Err(_)) if crate::session::is_session_value(&text) => {
+            Err(SaverError::NotCheckpoint { key: key.to_owned() })
+        }
+        crate::keys::Text::Plain(Err(source)) => Err(SaverError::Corrupt {
+            key: key.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Stores checkpoint JSON `text` under `key` as a saver's checkpoint-level `put` does (the npm package's
+/// `saver.put(key, checkpoint, condition)`): a checkpoint is checked and stored with its summary; a sealed
+/// envelope or a session's step kept whole is stored as it is.
+///
+/// # Errors
+/// [`AgentError::Checkpoint`](crate::AgentError) for text that is not a checkpoint; the saver's own errors.
+pub async fn put_stored<S: Saver + ?Sized>(
+    saver: &S,
+    key: &str,
+    text: String,
+    condition: Condition,
+) -> Result<(), crate::AgentError> {
+    let saver_error = |source| crate::AgentError::Saver {
+        source,
+        checkpoint: None,
+    };
+    let summary = match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
+        crate::keys::Text::Sealed(_) => CheckpointSummary::default(),
+        crate::keys::Text::Plain(cp) => {
+            let cp = cp?;
+            if !is_kept_step(&text) {
+                return put_checked(saver, key, cp.to_json(), &cp.summary(), condition)
+                    .await
+                    .map_err(saver_error);
+            }
+            cp.summary()
+        }
+    };
+    put_checked(saver, key, text, &summary, condition)
+        .await
+        .map_err(saver_error)
+}
+
+/// True for a checkpoint a session stored whole with its log member (`{"log":…, …}`).
+fn is_kept_step(text: &str) -> bool {
+    text.starts_with("{\"log\":")
 }
 
 /// A saver in memory, for tests and single-process apps. Stores JSON text, so what you `get` is a
@@ -408,12 +546,10 @@ impl Saver for MemorySaver {
     ) -> impl Future<Output = Result<(), SaverError>> + MaybeSend {
         let mut entries = self.entries();
         let current = entries.get(key).map(|(_, s)| s);
-        let done = if condition.allows(current) {
+        let done = condition.check(key, current);
+        if done.is_ok() {
             entries.insert(key.to_owned(), (value, summary.clone()));
-            Ok(())
-        } else {
-            Err(condition.conflict(key, current))
-        };
+        }
         std::future::ready(done)
     }
 
@@ -446,35 +582,14 @@ impl Saver for MemorySaver {
     }
 }
 
-/// The read limit of one saver, set per call from the agent's limits.
-#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
-#[derive(Debug)]
-pub(crate) struct ReadMax(std::cell::Cell<usize>);
-
-#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
-impl Default for ReadMax {
-    fn default() -> Self {
-        ReadMax(std::cell::Cell::new(usize::MAX))
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
-impl ReadMax {
-    pub(crate) fn get(&self) -> usize {
-        self.0.get()
-    }
-
-    #[cfg_attr(not(feature = "js"), allow(dead_code))] // the npm package sets it per call
-    pub(crate) fn set(&self, max: usize) {
-        self.0.set(max);
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
-/// The text of a value read from a JS store, refused before it is copied into WebAssembly memory when its
-/// length alone passes `max` (UTF-16 units: the UTF-8 bytes are at least as many). The memory a huge value
-/// took would stay the isolate's for its life.
-pub(crate) fn text_within(v: &wasm_bindgen::JsValue, key: &str, max: usize) -> Result<Option<String>, SaverError> {
+/// The text of a value read from a JS store (a string, or `None` for anything else), refused before it is
+/// copied into WebAssembly memory when its length alone passes `max` (UTF-16 units: the UTF-8 bytes are at
+/// least as many): the memory a huge value took would stay the instance's for its life.
+///
+/// # Errors
+/// [`SaverError::Backend`] naming the key and the limit.
+#[cfg(target_arch = "wasm32")]
+pub fn js_text_within(v: &wasm_bindgen::JsValue, key: &str, max: usize) -> Result<Option<String>, SaverError> {
     if let Some(s) = wasm_bindgen::JsCast::dyn_ref::<js_sys::JsString>(v) {
         let units = s.length() as usize;
         if units > max {
@@ -486,22 +601,4 @@ pub(crate) fn text_within(v: &wasm_bindgen::JsValue, key: &str, max: usize) -> R
         }
     }
     Ok(v.as_string())
-}
-
-/// The texts of `keys` read one by one with `get`, in order: what a store without bulk reads does.
-///
-/// # Errors
-/// The first error `get` returns.
-pub(crate) async fn one_by_one<'k, Fut>(
-    keys: &'k [String],
-    mut get: impl FnMut(&'k str) -> Fut,
-) -> Result<Vec<Option<String>>, SaverError>
-where
-    Fut: Future<Output = Result<Option<String>, SaverError>>,
-{
-    let mut out = Vec::with_capacity(keys.len());
-    for key in keys {
-        out.push(get(key).await?);
-    }
-    Ok(out)
 }

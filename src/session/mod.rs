@@ -17,7 +17,7 @@
 mod log;
 mod store;
 #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(unused_imports))]
-pub(crate) use store::Follow;
+pub use store::Follow;
 
 use serde_json::Value;
 use std::sync::atomic::Ordering::Relaxed;
@@ -73,6 +73,8 @@ const DELETION_STALE_MS: u64 = 60_000;
 pub struct Session<'a, S> {
     agent: &'a Agent,
     saver: &'a S,
+    /// The saver with [`SessionOptions::timeout_ms`], when set.
+    timed: Option<crate::saver::Timeout<&'a S>>,
     id: String,
     options: SessionOptions,
     unsettled: std::sync::atomic::AtomicBool,
@@ -89,6 +91,51 @@ pub struct SessionOptions {
     pub max_history: usize,
     /// Save after every step (default), or only when the run starts and stops.
     pub save_every_step: bool,
+    /// Bounds each saver operation (ms): a store that never answers cannot hang a call
+    /// ([`SaverError::Timeout`](crate::SaverError)); see [`Timeout`](crate::Timeout) for where it holds.
+    pub timeout_ms: Option<u64>,
+}
+
+impl SessionOptions {
+    /// Reads the npm package's session options `{ keepCompleted?, maxHistory?, autoSave?: "step" | "stop",
+    /// timeoutMs?, waitUntil? }` (`waitUntil` is the host's; `null` is the defaults).
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] naming the option that is unknown or wrong.
+    pub fn from_value(value: Value) -> Result<Self, AgentError> {
+        let read = || -> Result<Self, String> {
+            let mut o = crate::spec::Options::optional(
+                Some(value).filter(|v| !v.is_null()),
+                "session options",
+                &["keepCompleted", "maxHistory", "autoSave", "timeoutMs", "waitUntil"],
+                &[
+                    ("keep", "keepCompleted"),
+                    ("history", "maxHistory"),
+                    ("timeout", "timeoutMs"),
+                    ("saveEveryStep", "autoSave"),
+                ],
+            )?;
+            let save_every_step = match o.string("autoSave")?.as_deref() {
+                None | Some("step") => true,
+                Some("stop") => false,
+                Some(other) => {
+                    return Err(format!(
+                        "session options.autoSave: expected \"step\" (after every step) or \"stop\" (when the run starts and stops), got {other:?}"
+                    ));
+                }
+            };
+            o.take("waitUntil");
+            Ok(SessionOptions {
+                keep_completed: o.boolean("keepCompleted")?.unwrap_or(false),
+                max_history: o
+                    .integer("maxHistory", 0)?
+                    .map_or(DEFAULT_MAX_HISTORY, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+                save_every_step,
+                timeout_ms: o.integer("timeoutMs", 1)?,
+            })
+        };
+        read().map_err(AgentError::Config)
+    }
 }
 
 impl Default for SessionOptions {
@@ -97,6 +144,7 @@ impl Default for SessionOptions {
             keep_completed: false,
             max_history: DEFAULT_MAX_HISTORY,
             save_every_step: true,
+            timeout_ms: None,
         }
     }
 }
@@ -107,6 +155,7 @@ impl Agent {
         Session {
             agent: self,
             saver,
+            timed: None,
             id: id.into(),
             options: SessionOptions::default(),
             unsettled: std::sync::atomic::AtomicBool::new(false),
@@ -176,7 +225,25 @@ impl<S: Saver> Session<'_, S> {
     /// All options at once.
     pub fn options(mut self, options: SessionOptions) -> Self {
         self.options = options;
+        self.timed = options.timeout_ms.map(|ms| crate::saver::Timeout::new(self.saver, ms));
         self
+    }
+
+    /// Bounds each saver operation by `ms` ([`SessionOptions::timeout_ms`]).
+    pub fn timeout_ms(self, ms: u64) -> Self {
+        let options = SessionOptions {
+            timeout_ms: Some(ms),
+            ..self.options
+        };
+        self.options(options)
+    }
+
+    /// The saver the session's calls use: with the time limit when there is one.
+    fn store(&self) -> &dyn DynSaver {
+        match &self.timed {
+            Some(t) => t,
+            None => self.saver,
+        }
     }
 
     /// The session's id.
@@ -219,17 +286,7 @@ impl<S: Saver> Session<'_, S> {
     /// As [`Session::prompt`], [`Session::reply`] and [`Session::resume`].
     pub async fn run(&self, turn: Turn, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
         let a = self.agent;
-        let ran = run_session(
-            &a.config,
-            &*a.model,
-            self.saver,
-            &self.id,
-            turn,
-            self.options,
-            events,
-            None,
-        )
-        .await;
+        let ran = run_session(&a.config, &*a.model, self.store(), &self.id, turn, self.options, events).await;
         if ran.unsettled {
             self.unsettled.store(true, Relaxed);
         }
@@ -262,7 +319,7 @@ impl<S: Saver> Session<'_, S> {
 
     fn thread(&self) -> Thread<'_> {
         Thread {
-            saver: self.saver,
+            saver: self.store(),
             id: &self.id,
             config: &self.agent.config,
             max_history: self.options.max_history,
@@ -337,6 +394,22 @@ impl<S: Saver> Session<'_, S> {
     /// [`AgentError::SessionNotFound`] when nothing is stored under the id; as [`Session::checkpoint`].
     pub async fn replay(&self, after: Option<u64>, events: &mut dyn EventSink) -> Result<Replayed, AgentError> {
         self.thread().replay(after, events, None).await
+    }
+
+    /// [`Session::replay`], then what a call running the session in another process adds, as it adds it: the
+    /// records written after the last one read, a batch per poll, until that call ends, `follow.timeout_ms`
+    /// passes, or `events` says stop ([`EventSink::aborted`]). Natively there is no timer without a runtime:
+    /// the polls then follow each other at once.
+    ///
+    /// # Errors
+    /// As [`Session::replay`].
+    pub async fn replay_following(
+        &self,
+        after: Option<u64>,
+        events: &mut dyn EventSink,
+        follow: Follow,
+    ) -> Result<Replayed, AgentError> {
+        self.thread().replay(after, events, Some(follow)).await
     }
 }
 
@@ -437,7 +510,6 @@ pub(crate) async fn run_session(
     turn: Turn,
     options: SessionOptions,
     events: &mut dyn EventSink,
-    aborted: Option<&dyn crate::agent::Abort>,
 ) -> SessionRun {
     let failed = |e| SessionRun {
         outcome: Err(e),
@@ -513,8 +585,7 @@ pub(crate) async fn run_session(
             unsaved: None,
         };
         let mut hooks = Hooks {
-            events: Some(&mut *events),
-            aborted,
+            events: &mut *events,
             persist: Some(&mut persisting),
             saves: 0,
         };
@@ -941,7 +1012,7 @@ impl Thread<'_> {
         &self,
         after: Option<u64>,
         events: &mut dyn EventSink,
-        follow: Option<store::Follow<'_>>,
+        follow: Option<store::Follow>,
     ) -> Result<Replayed, AgentError> {
         check_id(self.id)?;
         self.log().replay(after.unwrap_or(0), events, follow).await

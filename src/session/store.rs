@@ -529,7 +529,7 @@ impl Log<'_> {
         &self,
         after: u64,
         sink: &mut dyn EventSink,
-        follow: Option<Follow<'_>>,
+        follow: Option<Follow>,
     ) -> Result<super::Replayed, AgentError> {
         let head = self.read_head().await?;
         let mut fetched = Fetched::default();
@@ -558,13 +558,14 @@ impl Log<'_> {
         };
         let (mut state, _, mut chain) = self.follow(walk, |n, s, l| reporter.record(n, s, l, sink)).await?;
         let Some(follow) = follow else { return Ok(reporter.out) };
-        while reporter.out.running && !reporter.ended && !follow.stopped() {
+        let until = crate::platform::now_ms().saturating_add(follow.timeout_ms);
+        while reporter.out.running && !reporter.ended && !sink.aborted() {
             let now = crate::platform::now_ms();
-            if now >= follow.until_ms {
+            if now >= until {
                 break;
             }
-            crate::platform::sleep_until(now.saturating_add(follow.poll_ms).min(follow.until_ms)).await;
-            if follow.stopped() {
+            crate::platform::sleep_until(now.saturating_add(follow.poll_ms).min(until)).await;
+            if sink.aborted() {
                 break;
             }
             let last = self.probe(tip, &mut fetched).await?;
@@ -691,19 +692,21 @@ fn ended(head: HeadSeen, tip: u64, at: u64) -> Loaded {
     }
 }
 
-/// How long a replay keeps following a running session.
-pub(crate) struct Follow<'a> {
-    /// Until when (ms since the epoch).
-    pub(crate) until_ms: u64,
-    /// Between two reads of the records past the last one.
-    pub(crate) poll_ms: u64,
-    /// Asked before each poll: true stops following.
-    pub(crate) stop: Option<&'a dyn crate::agent::Abort>,
+/// How long [`Session::replay_following`](crate::Session::replay_following) keeps following a call that
+/// runs the session in another process, and how often it reads what that call added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Follow {
+    /// Stop following after this long (ms).
+    pub timeout_ms: u64,
+    /// Between two reads of the records past the last one (ms).
+    pub poll_ms: u64,
 }
 
-impl Follow<'_> {
-    fn stopped(&self) -> bool {
-        self.stop.is_some_and(|s| s.aborted())
+impl Follow {
+    /// Follows for `timeout_ms`, reading every `poll_ms`.
+    pub fn new(timeout_ms: u64, poll_ms: u64) -> Self {
+        Follow { timeout_ms, poll_ms }
     }
 }
 

@@ -2,15 +2,14 @@
 
 use js_sys::{JSON, Object, Reflect};
 use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::glue::{error_message, make_error};
-use crate::agent::Outcome;
-use crate::checkpoint::Checkpoint;
-use crate::error::{AgentError, ModelError, SaverError};
+use crate::{AgentError, CheckpointError, ModelError, SaverError};
 
 /// Any serializable value as a fresh JS value (JSON text + one `JSON.parse`).
-pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     crate::json::to_string(value)
         .ok()
         .and_then(|text| JSON::parse(&text).ok())
@@ -36,14 +35,11 @@ thread_local! {
     static ENCODER: TextEncoder = TextEncoder::new();
 }
 
-/// A JS string as a Rust string (`None` for any other value), for a resumed checkpoint's text and JSON of
-/// tool results and model answers. wasm-bindgen copies a string into wasm one character at a time in JS
-/// while it is ASCII (161 µs for 61 KB here); a long one is written by `TextEncoder.encodeInto` straight
-/// into the string's buffer instead: one byte per character first, the rest (non-ASCII) in a second call
-/// with room for 3 bytes per UTF-16 unit. Both make a lone surrogate U+FFFD. Savers' reads keep
-/// wasm-bindgen's copy: there it gained nothing measurable and raised the example Worker's wasm high-water
-/// mark by a page.
-pub(crate) fn string_of(value: &JsValue) -> Option<String> {
+/// A JS string as a Rust string (`None` for any other value). wasm-bindgen copies a string into wasm one
+/// character at a time in JS while it is ASCII (161 µs for 61 KB); a long one is written by
+/// `TextEncoder.encodeInto` straight into the string's buffer instead: one byte per character first, the rest
+/// (non-ASCII) in a second call with room for 3 bytes per UTF-16 unit. Both make a lone surrogate U+FFFD.
+pub(super) fn string_of(value: &JsValue) -> Option<String> {
     let text = value.dyn_ref::<js_sys::JsString>()?;
     let units = text.length() as usize;
     if units < 256 {
@@ -62,16 +58,27 @@ pub(crate) fn string_of(value: &JsValue) -> Option<String> {
     Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-/// JSON text of a JS value; `None` for `undefined`, functions, or values `JSON.stringify` rejects.
+/// JSON text of a JS value; `None` for `undefined`, functions, or values `JSON.stringify` rejects (`Err`).
 /// Lone surrogates (which `JSON.stringify` writes as `\udXXX` escapes) become U+FFFD, as everywhere else.
-pub(crate) fn json_text(value: &JsValue) -> Result<Option<String>, String> {
+pub(super) fn json_text(value: &JsValue) -> Result<Option<String>, String> {
     match JSON::stringify(value) {
-        Ok(s) => Ok(string_of(&s).map(|t| match crate::limits::repair_lone_surrogates(&t) {
-            std::borrow::Cow::Borrowed(_) => t,
-            std::borrow::Cow::Owned(repaired) => repaired,
-        })),
+        Ok(s) => Ok(string_of(&s).map(|t| crate::repair_lone_surrogates(&t).into_owned())),
         Err(e) => Err(error_message(&e)),
     }
+}
+
+/// JSON text written by JS (lone surrogates as U+FFFD) as a value; `null` when it is not JSON.
+pub(super) fn parse_json(text: &str) -> Value {
+    serde_json::from_str(&crate::repair_lone_surrogates(text)).unwrap_or(Value::Null)
+}
+
+/// A JS value as JSON (`null` for what JSON cannot hold).
+pub(super) fn json_value(value: &JsValue) -> Value {
+    json_text(value)
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
 }
 
 thread_local! {
@@ -79,8 +86,7 @@ thread_local! {
     static KEYS: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Calls `f` with `key` as a JS string, made at most once per key.
-pub(crate) fn with_key<R>(key: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+fn with_key<R>(key: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
     KEYS.with(|keys| {
         let Ok(mut keys) = keys.try_borrow_mut() else {
             // Called again from inside `f` (a getter that calls back into the package): no cache then.
@@ -96,288 +102,146 @@ pub(crate) fn with_key<R>(key: &'static str, f: impl FnOnce(&JsValue) -> R) -> R
     })
 }
 
-pub(crate) fn set(target: &Object, key: &'static str, value: &JsValue) {
-    // Defining a property on a plain, extensible object cannot fail.
-    with_key(key, |k| {
-        let _ = Reflect::set(target, k, value);
-    })
-}
-
 /// `target[key]`, or `undefined` when `target` is not an object (without throwing: an exception costs a
 /// stack trace).
-pub(crate) fn get(target: &JsValue, key: &'static str) -> JsValue {
+pub(super) fn get(target: &JsValue, key: &'static str) -> JsValue {
     if !target.is_object() && !target.is_function() {
         return JsValue::UNDEFINED;
     }
     with_key(key, |k| Reflect::get(target, k).unwrap_or(JsValue::UNDEFINED))
 }
 
-/// `obj[key]` when it is set (neither undefined nor null).
-fn set_option(obj: &JsValue, key: &'static str) -> Option<JsValue> {
-    Some(get(obj, key)).filter(|v| !v.is_undefined() && !v.is_null())
-}
-
-/// An optional string option; `owner` names the object in the error (`config`, `kvSaver options`, ...).
-pub(crate) fn string_option(obj: &JsValue, key: &'static str, owner: &str) -> Result<Option<String>, JsValue> {
-    set_option(obj, key)
-        .map(|v| {
-            v.as_string()
-                .ok_or_else(|| config_error(format!("{owner}.{key}: expected a string")))
-        })
-        .transpose()
-}
-
-/// An optional whole-number option of at least `min` (0 or 1).
-pub(crate) fn integer_option(obj: &JsValue, key: &'static str, owner: &str, min: u64) -> Result<Option<u64>, JsValue> {
-    let kind = if min == 0 {
-        "a non-negative integer"
-    } else {
-        "a positive integer"
-    };
-    set_option(obj, key)
-        .map(|v| {
-            v.as_f64()
-                .filter(|n| n.fract() == 0.0 && *n >= min as f64 && *n <= 9.0e15)
-                .map(|n| n as u64)
-                .ok_or_else(|| config_error(format!("{owner}.{key}: expected {kind}")))
-        })
-        .transpose()
-}
-
-pub(crate) fn fields(pairs: &[(&'static str, JsValue)]) -> JsValue {
+/// A plain object of `pairs`.
+pub(super) fn fields(pairs: &[(&'static str, JsValue)]) -> JsValue {
     let o = Object::new();
     for (k, v) in pairs {
-        set(&o, k, v);
+        // Defining a property on a plain, extensible object cannot fail.
+        with_key(k, |k| {
+            let _ = Reflect::set(&o, k, v);
+        });
     }
     o.into()
 }
 
-pub(crate) fn config_error(message: String) -> JsValue {
+pub(super) fn config_error(message: String) -> JsValue {
     make_error("ConfigError", &message, &JsValue::UNDEFINED)
 }
 
-pub(crate) fn agent_error(error: AgentError, cause: Option<JsValue>) -> JsValue {
-    agent_error_as(error, cause, None)
-}
-
-/// [`agent_error`] with the error's checkpoint given as the JS value to hand out (a sealed envelope).
-pub(crate) fn agent_error_as(error: AgentError, cause: Option<JsValue>, given: Option<JsValue>) -> JsValue {
+/// The JS form of an error; `cause`: what JS threw behind it; `given`: the error's checkpoint as the JS value to
+/// hand out (a sealed envelope).
+pub(super) fn agent_error(error: AgentError, cause: Option<JsValue>, given: Option<JsValue>) -> JsValue {
     let message = error.to_string();
-    let checkpoint_js = |c: &Checkpoint| given.clone().unwrap_or_else(|| to_js(c));
+    let kind = error.kind_name();
+    let mut pairs: Vec<(&'static str, JsValue)> = Vec::new();
+    if let Some(cp) = error.checkpoint() {
+        pairs.push(("checkpoint", given.unwrap_or_else(|| to_js(cp))));
+    }
     match error {
         AgentError::Checkpoint(e) => {
-            let path = e.path().map(JsValue::from_str).unwrap_or(JsValue::UNDEFINED);
-            make_error(
-                "CheckpointError",
-                &message,
-                &fields(&[("path", path), ("code", e.code().into())]),
-            )
+            pairs.push(("path", e.path().map_or(JsValue::UNDEFINED, JsValue::from_str)));
+            pairs.push(("code", e.code().into()));
         }
-        AgentError::Config(_) | AgentError::Argument(_) => make_error("ConfigError", &message, &JsValue::UNDEFINED),
-        AgentError::MaxIterations { limit, checkpoint } => make_error(
-            "MaxIterationsError",
-            &message,
-            &fields(&[
-                ("maxIterations", limit.into()),
-                ("checkpoint", checkpoint_js(&checkpoint)),
-            ]),
-        ),
-        AgentError::Model { checkpoint, source } => {
-            let mut pairs = vec![("checkpoint", checkpoint_js(&checkpoint))];
-            if let ModelError::Http {
-                provider,
-                status,
-                retryable,
-                ..
-            } = source
-            {
-                // A provider called directly from Rust.
-                pairs.push(("provider", provider.into()));
-                pairs.push(("status", status.map_or(JsValue::NULL, JsValue::from)));
-                pairs.push(("retryable", retryable.into()));
-            } else if let ModelError::Stopped { reason, text } = source {
-                pairs.push(("stopReason", reason.as_str().into()));
-                pairs.push(("text", text.into()));
-            } else {
-                // A provider wrapped in a JS function: its details travel up from the error it threw.
-                for key in ["provider", "status", "retryable"] {
-                    if let Some(v) = cause.as_ref().map(|c| get(c, key)).filter(|v| !v.is_undefined()) {
-                        pairs.push((key, v));
-                    }
+        AgentError::MaxIterations { limit, .. } => pairs.push(("maxIterations", limit.into())),
+        AgentError::Model { source, .. } => model_fields(source, cause.as_ref(), &mut pairs),
+        AgentError::SessionNotFound { id } => pairs.push(("sessionId", id.into())),
+        AgentError::SessionBusy { id, question } => {
+            pairs.push(("sessionId", id.into()));
+            pairs.push(("question", question.into()));
+        }
+        AgentError::Saver { source, .. } => pairs.push(("code", source.code().into())),
+        AgentError::Decision { id, .. } => pairs.push(("interruptId", id.map_or(JsValue::UNDEFINED, JsValue::from))),
+        AgentError::InterruptExpired { id, expires_at, .. } => {
+            pairs.push(("interruptId", id.into()));
+            pairs.push(("expiresAt", JsValue::from_f64(expires_at as f64)));
+        }
+        AgentError::Output { attempts, problem, .. } => {
+            pairs.push(("attempts", attempts.into()));
+            pairs.push(("problem", problem.into()));
+        }
+        AgentError::Interrupted { question, .. } => pairs.push(("question", question.into())),
+        _ => {}
+    }
+    pairs.extend(cause.map(|c| ("cause", c)));
+    make_error(kind, &message, &fields(&pairs))
+}
+
+/// `provider`, `status`, `retryable` of an HTTP failure; `stopReason`, `text` of a stopped answer; for a
+/// provider wrapped in a JS function, its details travel up from the error it threw.
+fn model_fields(source: ModelError, cause: Option<&JsValue>, pairs: &mut Vec<(&'static str, JsValue)>) {
+    match source {
+        ModelError::Http {
+            provider,
+            status,
+            retryable,
+            ..
+        } => {
+            pairs.push(("provider", provider.into()));
+            pairs.push(("status", status.map_or(JsValue::NULL, JsValue::from)));
+            pairs.push(("retryable", retryable.into()));
+        }
+        ModelError::Stopped { reason, text } => {
+            pairs.push(("stopReason", reason.as_str().into()));
+            pairs.push(("text", text.into()));
+        }
+        ModelError::Settings { provider, .. } => pairs.push(("provider", provider.into())),
+        _ => {
+            for key in ["provider", "status", "retryable"] {
+                if let Some(v) = cause.map(|c| get(c, key)).filter(|v| !v.is_undefined()) {
+                    pairs.push((key, v));
                 }
             }
-            pairs.extend(cause.map(|c| ("cause", c)));
-            make_error("ModelError", &message, &fields(&pairs))
         }
-        AgentError::SessionNotFound { id } => {
-            make_error("SessionNotFoundError", &message, &fields(&[("sessionId", id.into())]))
-        }
-        AgentError::SessionBusy { id, question } => make_error(
-            "SessionBusyError",
-            &message,
-            &fields(&[("sessionId", id.into()), ("question", question.into())]),
-        ),
-        AgentError::Saver { source, checkpoint } => {
-            // Always one of our codes; the cause keeps its own (e.g. ECONNRESET).
-            let mut pairs = vec![("code", JsValue::from_str(source.code()))];
-            pairs.extend(checkpoint.map(|c| ("checkpoint", checkpoint_js(&c))));
-            pairs.extend(cause.map(|c| ("cause", c)));
-            make_error("SaverError", &message, &fields(&pairs))
-        }
-        AgentError::Decision { id, .. } => make_error(
-            "DecisionError",
-            &message,
-            &fields(&[("interruptId", id.map_or(JsValue::UNDEFINED, JsValue::from))]),
-        ),
-        AgentError::InterruptExpired {
-            id,
-            expires_at,
-            checkpoint,
-        } => make_error(
-            "InterruptExpiredError",
-            &message,
-            &fields(&[
-                ("interruptId", id.into()),
-                ("expiresAt", JsValue::from_f64(expires_at as f64)),
-                ("checkpoint", checkpoint_js(&checkpoint)),
-            ]),
-        ),
-        AgentError::Output {
-            attempts,
-            problem,
-            checkpoint,
-        } => make_error(
-            "OutputError",
-            &message,
-            &fields(&[
-                ("attempts", attempts.into()),
-                ("problem", problem.into()),
-                ("checkpoint", checkpoint_js(&checkpoint)),
-            ]),
-        ),
-        AgentError::Aborted { checkpoint } => make_error(
-            "AbortedError",
-            &message,
-            &fields(&[("checkpoint", checkpoint_js(&checkpoint))]),
-        ),
-        AgentError::Interrupted { question, checkpoint } => make_error(
-            "RunInterruptedError",
-            &message,
-            &fields(&[
-                ("question", question.into()),
-                ("checkpoint", checkpoint_js(&checkpoint)),
-            ]),
-        ),
     }
 }
 
-/// The JS result. `messages` is the run's conversation already mirrored in JS, when there is one;
-/// `given` the checkpoint as the JS value to hand out (a sealed envelope). Written as one JSON text and
-/// parsed once in JS; the JS values given take the places held for them (`null` in the text), so the
-/// result's keys keep their order.
-pub(crate) fn outcome_to_js(outcome: &Outcome, messages: Option<JsValue>, given: Option<JsValue>) -> JsValue {
-    use crate::message::Message;
-    use serde_json::Value;
-    #[derive(Serialize)]
-    struct Paused<'a> {
-        interrupted: bool,
-        question: &'a str,
-        checkpoint: Option<&'a Checkpoint>,
-        interrupts: &'a [crate::interrupt::Interrupt],
-    }
-    #[derive(Serialize)]
-    struct Complete<'a> {
-        text: &'a str,
-        usage: &'a crate::message::Usage,
-        messages: Option<&'a [Message]>,
-        checkpoint: Option<&'a Checkpoint>,
-        iterations: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        structured: Option<&'a Value>,
-    }
-    let text = match outcome {
-        Outcome::Interrupted(i) => crate::json::to_string(&Paused {
-            interrupted: true,
-            question: &i.question,
-            checkpoint: given.is_none().then_some(&i.checkpoint),
-            interrupts: i.interrupts(),
-        }),
-        Outcome::Complete(r) => crate::json::to_string(&Complete {
-            text: &r.text,
-            usage: &r.checkpoint.usage,
-            messages: messages.is_none().then_some(&r.checkpoint.messages[..]),
-            checkpoint: given.is_none().then_some(&r.checkpoint),
-            iterations: r.checkpoint.iterations,
-            // Only with an output schema: a result stays the plain JSON its `done` event carries.
-            structured: r.structured(),
-        }),
-    };
-    let undefined = JsValue::UNDEFINED;
-    super::glue::outcome(
-        &text.unwrap_or_default(),
-        messages.as_ref().unwrap_or(&undefined),
-        given.as_ref().unwrap_or(&undefined),
-    )
+/// A model failure outside a run (a provider called as a plain function) as a JS `ModelError`.
+pub(super) fn model_error(e: ModelError) -> JsValue {
+    let message = e.to_string();
+    let mut pairs = Vec::new();
+    model_fields(e, None, &mut pairs);
+    make_error("ModelError", &message, &fields(&pairs))
 }
 
-/// The JSON text of a checkpoint given as an object or as text: as a JS string and as a Rust string. Text
-/// longer than `max_bytes` is refused before it is copied into wasm memory (its UTF-8 form is at least as
-/// many bytes as its UTF-16 length).
-pub(crate) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<(JsValue, String), AgentError> {
-    let copy = |js: &js_sys::JsString| -> Result<String, AgentError> {
+/// A saver's own failure (outside a session) as a JS `SaverError` with its `code`.
+pub(super) fn saver_error(e: SaverError) -> JsValue {
+    make_error("SaverError", &e.to_string(), &fields(&[("code", e.code().into())]))
+}
+
+/// The JSON text of a checkpoint handed in as an object or as text. Text longer than `max_bytes` is refused
+/// before it is copied into wasm memory (its UTF-8 form is at least as many bytes as its UTF-16 length).
+pub(super) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<String, CheckpointError> {
+    let copy = |js: &js_sys::JsString| -> Result<String, CheckpointError> {
         let units = js.length() as usize;
         if units > max_bytes {
-            return Err(crate::CheckpointError::TooLarge {
+            return Err(CheckpointError::TooLarge {
                 bytes: units,
                 max: max_bytes,
-            }
-            .into());
+            });
         }
         Ok(string_of(js).unwrap_or_default())
     };
     if let Some(js) = value.dyn_ref::<js_sys::JsString>() {
-        return Ok((value.clone(), copy(js)?));
+        return copy(js);
+    }
+    if value.is_instance_of::<js_sys::Uint8Array>() {
+        return Err(CheckpointError::at(
+            "checkpoint",
+            "expected a checkpoint object or its JSON text, got bytes (read the file as text: readFileSync(path, 'utf8'))",
+        ));
     }
     if value.is_object() {
-        let js = JSON::stringify(value).map_err(|e| crate::CheckpointError::Json {
+        let js = JSON::stringify(value).map_err(|e| CheckpointError::Json {
             message: format!("JSON.stringify failed: {}", error_message(&e)),
         })?;
-        let text = copy(&js)?;
-        return Ok((js.into(), text));
+        return copy(&js);
     }
     let got = if value.is_null() {
         "null".to_owned()
     } else {
         value.js_typeof().as_string().unwrap_or_default()
     };
-    Err(crate::CheckpointError::at(
+    Err(CheckpointError::at(
         "checkpoint",
         format!("expected a checkpoint object or its JSON text, got {got}"),
-    )
-    .into())
-}
-
-/// A model failure as a JS `ModelError`, with `provider`, `status` and `retryable` for HTTP failures.
-pub(crate) fn model_error(e: ModelError) -> JsValue {
-    let message = e.to_string();
-    let pairs: Vec<(&str, JsValue)> = match e {
-        ModelError::Http {
-            provider,
-            status,
-            retryable,
-            ..
-        } => vec![
-            ("provider", provider.into()),
-            ("status", status.map_or(JsValue::NULL, JsValue::from)),
-            ("retryable", retryable.into()),
-        ],
-        ModelError::Stopped { reason, text } => vec![("stopReason", reason.as_str().into()), ("text", text.into())],
-        _ => Vec::new(),
-    };
-    make_error("ModelError", &message, &fields(&pairs))
-}
-
-/// A saver's own failure (outside a session) as a JS `SaverError` with its `code`.
-pub(crate) fn saver_error(e: SaverError) -> JsValue {
-    make_error("SaverError", &e.to_string(), &fields(&[("code", e.code().into())]))
+    ))
 }

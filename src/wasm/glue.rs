@@ -1,4 +1,4 @@
-//! The JS half of the bindings (`glue.js`): error classes, the schema builder, small helpers.
+//! The JS half of the bindings (`glue.js`): error classes, InterruptError, a tool's context, small helpers.
 
 use wasm_bindgen::prelude::*;
 
@@ -36,55 +36,45 @@ extern "C" {
     type JsReleasedErrorClass;
     #[wasm_bindgen(reexport = "InstanceLostError", js_name = InstanceLostError)]
     type JsInstanceLostErrorClass;
+    // Used by the package's front (api.js) as well.
+    #[wasm_bindgen(reexport = "checkPlainJson", js_name = checkPlainJson)]
+    fn check_plain_json(value: &JsValue, what: &str);
+    #[wasm_bindgen(reexport = "describe", js_name = describe)]
+    pub(super) fn describe(value: &JsValue) -> String;
 
     #[wasm_bindgen(js_name = makeError)]
-    pub(crate) fn make_error(kind: &str, message: &str, fields: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = isInterruptError)]
-    pub(crate) fn is_interrupt_error(e: &JsValue) -> bool;
+    pub(super) fn make_error(kind: &str, message: &str, fields: &JsValue) -> JsValue;
+    /// `{ question, options?, expiresInMs? }` of a thrown InterruptError; `undefined` for anything else.
+    #[wasm_bindgen(js_name = interruptOf)]
+    pub(super) fn interrupt_of(e: &JsValue) -> JsValue;
+    /// The JSON text of an InterruptError's `data`.
+    #[wasm_bindgen(js_name = interruptData)]
+    pub(super) fn interrupt_data(e: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = errorMessage)]
-    pub(crate) fn error_message(e: &JsValue) -> String;
+    pub(super) fn error_message(e: &JsValue) -> String;
     #[wasm_bindgen(js_name = errorName)]
-    pub(crate) fn error_name(e: &JsValue) -> Option<String>;
-    #[wasm_bindgen(js_name = describe)]
-    pub(crate) fn describe(value: &JsValue) -> String;
-    #[wasm_bindgen(js_name = freeze)]
-    pub(crate) fn freeze(value: &JsValue) -> JsValue;
+    pub(super) fn error_name(e: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = toolContext)]
-    pub(crate) fn tool_context(tool_use_id: &str, run_id: &str, state_json: Option<String>) -> JsValue;
+    pub(super) fn tool_context(tool_use_id: &str, run_id: &str, state_json: Option<String>) -> JsValue;
     #[wasm_bindgen(js_name = nextState)]
-    pub(crate) fn next_state(ctx: &JsValue) -> Option<String>;
-    /// `[promise, cancel]`: resolves after `ms`; `cancel()` clears the timer.
-    #[wasm_bindgen(js_name = timer)]
-    pub(crate) fn timer(ms: f64) -> js_sys::Array;
-    /// `promise`, rejected after `ms` unless it settled.
+    pub(super) fn next_state(ctx: &JsValue) -> Option<String>;
+    /// `promise`, rejected with code `TIMEOUT` after `ms` unless it settled (`ms` undefined: as it is).
     #[wasm_bindgen(js_name = race)]
-    pub(crate) fn race(promise: &js_sys::Promise, ms: f64) -> js_sys::Promise;
-    /// `o[k]` of an object this package made (a spec): no checks, nothing to catch.
-    #[wasm_bindgen(js_name = prop)]
-    fn prop_js(o: &JsValue, k: &JsValue) -> JsValue;
+    pub(super) fn race(promise: &JsValue, ms: Option<f64>) -> js_sys::Promise;
+    /// A promise resolved after `ms`.
+    #[wasm_bindgen(js_name = sleep)]
+    pub(super) fn sleep(ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(js_name = appendMessages)]
-    pub(crate) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
+    pub(super) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
     #[wasm_bindgen(js_name = modelRequest)]
-    pub(crate) fn model_request(system: &JsValue, messages: &js_sys::Array, tools: &JsValue) -> JsValue;
+    pub(super) fn model_request(system: &JsValue, messages: &js_sys::Array, tools: &JsValue) -> JsValue;
     /// `f(a)` when `b` is undefined, else `f(a, b)`; a throw as `Err`.
     #[wasm_bindgen(js_name = callNow, catch)]
-    pub(crate) fn call_now(f: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
+    pub(super) fn call_now(f: &JsValue, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
     /// `value` has a `then` method (a promise or another thenable).
     #[wasm_bindgen(js_name = isThenable)]
-    pub(crate) fn is_thenable(value: &JsValue) -> bool;
-    /// A run's result from its JSON text, with `messages` / `checkpoint` put in when given.
+    pub(super) fn is_thenable(value: &JsValue) -> bool;
+    /// A run's result from its JSON text; `sealed`: the envelope that stands in for its checkpoint.
     #[wasm_bindgen(js_name = outcome)]
-    pub(crate) fn outcome(text: &str, messages: &JsValue, checkpoint: &JsValue) -> JsValue;
-    // Read by the package's front (api.js), not by Rust: re-exported from the glue.
-    #[wasm_bindgen(reexport = "agentSpec", js_name = agentSpec)]
-    fn agent_spec(config: &JsValue, builtin: &JsValue) -> JsValue;
-    #[wasm_bindgen(reexport = "sealSpec", js_name = sealSpec)]
-    fn seal_spec(spec: &JsValue, final_answer: &JsValue) -> JsValue;
-    #[wasm_bindgen(reexport = "normalizeTool", js_name = normalizeTool)]
-    fn normalize_tool(def: &JsValue, path: &str) -> JsValue;
-}
-
-/// `o[k]` of an object this package made (a spec): no checks, nothing to catch, the key interned.
-pub(crate) fn prop(o: &JsValue, k: &'static str) -> JsValue {
-    super::convert::with_key(k, |key| prop_js(o, key))
+    pub(super) fn outcome(text: &str, sealed: Option<String>) -> JsValue;
 }

@@ -1,0 +1,246 @@
+//! The options objects of the npm package's `anthropic({...})` and `openai({...})`, read as every options
+//! object is (unknown keys refused with a hint, each value checked where it is), into the wire formats'
+//! settings: one reader for every host.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::anthropic::Anthropic;
+use super::openai::OpenAi;
+use super::{HttpClient, HttpModel, Retry, WireFormat};
+use crate::error::AgentError;
+use crate::spec::Options;
+
+const ANTHROPIC_KEYS: &[&str] = &[
+    "apiKey",
+    "model",
+    "baseURL",
+    "maxTokens",
+    "thinking",
+    "headers",
+    "dangerouslyAllowBrowser",
+    "maxRetries",
+    "timeoutMs",
+    "signal",
+];
+const OPENAI_KEYS: &[&str] = &[
+    "apiKey",
+    "model",
+    "baseURL",
+    "maxTokens",
+    "headers",
+    "maxRetries",
+    "timeoutMs",
+    "signal",
+];
+/// Other SDKs' names for the same options.
+const HINTS: &[(&str, &str)] = &[
+    ("baseUrl", "baseURL"),
+    ("base_url", "baseURL"),
+    ("endpoint", "baseURL"),
+    ("api_key", "apiKey"),
+    ("key", "apiKey"),
+    ("max_tokens", "maxTokens"),
+    ("maxOutputTokens", "maxTokens"),
+    ("timeout", "timeoutMs"),
+    ("retries", "maxRetries"),
+    ("abortSignal", "signal"),
+];
+
+/// A wire format's settings read from options, with its retry policy and API key: a model once given a client.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Configured<W> {
+    /// The wire format's settings.
+    pub wire: W,
+    /// The retry policy.
+    pub retry: Retry,
+    api_key: String,
+}
+
+impl<W: WireFormat> Configured<W> {
+    /// The model over `client` (the key scrubbed from its errors).
+    pub fn model<C: HttpClient>(self, client: C) -> HttpModel<W, C> {
+        HttpModel::new(self.wire, client, self.api_key).retry(self.retry)
+    }
+}
+
+/// What both formats read the same way: `{ model, baseURL?, maxTokens?, headers?, maxRetries?, timeoutMs? }`.
+struct Common {
+    api_key: Option<String>,
+    model: String,
+    base_url: Option<String>,
+    max_tokens: Option<u32>,
+    headers: Vec<(String, String)>,
+    retry: Retry,
+    timeout: Option<Duration>,
+}
+
+fn common(o: &mut Options, what: &str, key_required: bool) -> Result<Common, String> {
+    let api_key = o.string("apiKey")?;
+    if key_required && api_key.as_deref().is_none_or(str::is_empty) {
+        return Err(format!("{what}: apiKey is required (a string)"));
+    }
+    let model = o
+        .string("model")?
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| format!("{what}: model is required (a string)"))?;
+    let headers = match o.take("headers") {
+        None => Vec::new(),
+        Some(Value::Object(h)) => h
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k, s)),
+                other => Err(format!(
+                    "{what}.headers.{k}: header values must be strings, got {}",
+                    crate::spec::describe(&other)
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(format!(
+                "{what}.headers: expected an object of strings, got {}",
+                crate::spec::describe(&other)
+            ));
+        }
+    };
+    let mut retry = Retry::default();
+    if let Some(n) = o.small("maxRetries", 0)? {
+        retry = retry.max_retries(n);
+    }
+    // The host's AbortSignal; the options only say there is one.
+    o.take("signal");
+    Ok(Common {
+        api_key,
+        model,
+        base_url: o.string("baseURL")?,
+        max_tokens: o.small("maxTokens", 1)?,
+        headers,
+        retry,
+        timeout: o.integer("timeoutMs", 0)?.map(Duration::from_millis),
+    })
+}
+
+impl Anthropic {
+    /// Reads the options of the npm package's `anthropic({ apiKey, model, baseURL?, maxTokens?, thinking?: {
+    /// budgetTokens }, headers?, dangerouslyAllowBrowser?, maxRetries?, timeoutMs? })`: the settings and the
+    /// retry policy, checked ([`Anthropic::check`]).
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] naming the option that is unknown, missing or wrong.
+    pub fn from_options(options: Value) -> Result<Configured<Self>, AgentError> {
+        let what = "anthropic(options)";
+        let read = || -> Result<Configured<Self>, String> {
+            let mut o = Options::new(options, what, ANTHROPIC_KEYS, HINTS)?;
+            let c = common(&mut o, what, true)?;
+            let api_key = c.api_key.unwrap_or_default();
+            let mut wire = Anthropic::new(&api_key, c.model);
+            if let Some(url) = c.base_url {
+                wire.base_url = url;
+            }
+            if let Some(n) = c.max_tokens {
+                wire.max_tokens = n;
+            }
+            wire.headers = c.headers;
+            if let Some(t) = c.timeout {
+                wire.timeout = t;
+            }
+            wire.browser_access = o.boolean("dangerouslyAllowBrowser")?.unwrap_or(false);
+            if let Some(t) = o.take("thinking") {
+                let mut t = Options::new(
+                    t,
+                    &format!("{what}.thinking"),
+                    &["budgetTokens"],
+                    &[("budget_tokens", "budgetTokens"), ("budget", "budgetTokens")],
+                )?;
+                wire.thinking_budget = Some(t.small("budgetTokens", 1)?.ok_or_else(|| {
+                    format!("{what}.thinking: expected {{ budgetTokens }} (an integer, at least 1024)")
+                })?);
+            }
+            wire.check().map_err(|p| format!("{what}.{p}"))?;
+            Ok(Configured {
+                wire,
+                retry: c.retry,
+                api_key,
+            })
+        };
+        read().map_err(AgentError::Config)
+    }
+}
+
+impl OpenAi {
+    /// Reads the options of the npm package's `openai({ apiKey?, model, baseURL?, maxTokens?, headers?,
+    /// maxRetries?, timeoutMs? })`: the settings and the retry policy.
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] naming the option that is unknown, missing or wrong.
+    pub fn from_options(options: Value) -> Result<Configured<Self>, AgentError> {
+        let what = "openai(options)";
+        let read = || -> Result<Configured<Self>, String> {
+            let mut o = Options::new(options, what, OPENAI_KEYS, HINTS)?;
+            let c = common(&mut o, what, false)?;
+            let api_key = c.api_key.unwrap_or_default();
+            let mut wire = OpenAi::new(&api_key, c.model);
+            if let Some(url) = c.base_url {
+                wire.base_url = url;
+            }
+            wire.max_tokens = c.max_tokens;
+            wire.headers = c.headers;
+            if let Some(t) = c.timeout {
+                wire.timeout = t;
+            }
+            Ok(Configured {
+                wire,
+                retry: c.retry,
+                api_key,
+            })
+        };
+        read().map_err(AgentError::Config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problem<W>(r: Result<Configured<W>, AgentError>) -> String {
+        match r {
+            Err(AgentError::Config(p)) => p,
+            _ => "accepted".into(),
+        }
+    }
+
+    #[test]
+    fn provider_options_are_read_with_every_rule() {
+        assert!(
+            problem(OpenAi::from_options(json!({"model": "m", "baseUrl": "http://x"})))
+                .contains(r#"openai(options).baseUrl: unknown option; did you mean "baseURL"?"#)
+        );
+        assert!(problem(Anthropic::from_options(json!({"model": "m"}))).contains("apiKey is required"));
+        assert!(
+            problem(Anthropic::from_options(
+                json!({"apiKey": "k", "model": "m", "thinking": {"budgetTokens": 512}})
+            ))
+            .contains("thinking.budgetTokens: at least 1024")
+        );
+        assert!(
+            problem(Anthropic::from_options(
+                json!({"apiKey": "k", "model": "m", "thinking": {"budgetTokens": 5000}})
+            ))
+            .contains("must be below maxTokens (4096)")
+        );
+        assert!(
+            problem(OpenAi::from_options(json!({"model": "m", "headers": {"x": 1}})))
+                .contains("header values must be strings")
+        );
+        assert!(
+            problem(OpenAi::from_options(json!({"model": "m", "maxTokens": 0})))
+                .contains("maxTokens: expected a positive integer")
+        );
+        let c =
+            OpenAi::from_options(json!({"model": "m", "maxRetries": 0, "timeoutMs": 300, "signal": "\u{0}function"}));
+        assert!(c.is_ok_and(|c| (c.wire.timeout, c.retry.max_retries) == (Duration::from_millis(300), 0)));
+    }
+}

@@ -1,0 +1,496 @@
+//! `agent(config)`: its spec (a frozen JS object the package's front makes — the config's JSON `text`, the
+//! functions beside it) is read by the core's [`AgentSpec`] and built into a core [`Agent`] for each call,
+//! with the JS tools and model as the core's [`Tool`] and [`Model`]. Nothing outlives the call.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Promise};
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
+
+use super::convert::{agent_error, checkpoint_text, config_error, get, json_text, json_value, string_of, to_js};
+use super::glue::{
+    call_now, describe, error_message, interrupt_data, interrupt_of, is_thenable, next_state, tool_context,
+};
+use super::model::{JsModel, model_of};
+use crate::{
+    Agent, AgentBuilder, AgentError, AgentSpec, Approval, Checkpoint, Event, EventSink, Input, InterruptError, Message,
+    Model, ModelError, ModelRequest, ModelResponse, NeedsApproval, OnExpire, Outcome, Resume, Tool, ToolContext,
+    ToolDefinition, ToolError, ToolSpec, Usage,
+};
+
+/// How many parsed specs are kept (most recently used first), and the longest text kept: a few agents per
+/// isolate are usual, and a Worker builds its agent per request from the same config.
+const KEPT: usize = 4;
+const KEPT_MAX_TEXT: usize = 16 * 1024;
+
+/// An agent's checked configuration, made once per config text: a core agent whose model and tools are
+/// placeholders (never called), and its tools' declarations. A call binds them to its JS code
+/// ([`Agent::with_parts`]), sharing the rest.
+struct Template {
+    agent: Agent,
+    tools: Vec<Rc<ToolSpec>>,
+}
+
+/// A placeholder for the model of a [`Template`]: calls get their own.
+struct Unbound;
+
+impl Model for Unbound {
+    fn complete<'a>(&'a self, _: ModelRequest<'a>) -> impl Future<Output = Result<ModelResponse, ModelError>> + 'a {
+        std::future::ready(Err(ModelError::Failed {
+            name: None,
+            message: "the agent's model is bound per call".into(),
+        }))
+    }
+}
+
+thread_local! {
+    static TEMPLATES: RefCell<Vec<(String, Rc<Template>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The template of config `text`, kept or made (and kept) now.
+fn template_of(text: String) -> Result<Rc<Template>, AgentError> {
+    let kept = TEMPLATES.with(|s| {
+        let mut s = s.try_borrow_mut().ok()?;
+        let at = s.iter().position(|(t, _)| *t == text)?;
+        let entry = s.remove(at);
+        let template = entry.1.clone();
+        s.insert(0, entry);
+        Some(template)
+    });
+    if let Some(template) = kept {
+        return Ok(template);
+    }
+    let spec = AgentSpec::from_json(&text)?;
+    let tools: Vec<Rc<ToolSpec>> = spec.tools.iter().cloned().map(Rc::new).collect();
+    let mut builder = AgentBuilder::from_spec(Unbound, spec);
+    for t in &tools {
+        builder = builder.tool(JsTool {
+            spec: t.clone(),
+            handle: JsValue::UNDEFINED.unchecked_into(),
+            decide: JsValue::UNDEFINED,
+        });
+    }
+    let template = Rc::new(Template {
+        agent: builder.build()?,
+        tools,
+    });
+    if text.len() <= KEPT_MAX_TEXT {
+        TEMPLATES.with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                s.truncate(KEPT - 1);
+                s.insert(0, (text, template.clone()));
+            }
+        });
+    }
+    Ok(template)
+}
+
+/// Awaits `f(a)` or `f(a, b)`, whatever it returns; a synchronous throw is an error like a rejection. A plain
+/// value (a synchronous tool, most often) is used at once: only a thenable is awaited, which spares each such
+/// call a promise and a trip through the microtask queue.
+pub(super) async fn call_js(f: &JsValue, a: &JsValue, b: Option<&JsValue>) -> Result<JsValue, JsValue> {
+    let returned = call_now(f, a, b.unwrap_or(&JsValue::UNDEFINED))?;
+    if !is_thenable(&returned) {
+        return Ok(returned);
+    }
+    JsFuture::from(Promise::resolve(&returned)).await
+}
+
+/// A JS tool: its declaration (read by the core) and its functions.
+struct JsTool {
+    spec: Rc<ToolSpec>,
+    handle: Function,
+    /// `needsApproval` when it is a function.
+    decide: JsValue,
+}
+
+/// What a thrown value means for the run: an `InterruptError` (its options checked when it was made) pauses
+/// it, anything else fails the call.
+fn tool_error(e: &JsValue) -> ToolError {
+    let given = interrupt_of(e);
+    if given.is_undefined() {
+        return ToolError::Failed(error_message(e));
+    }
+    let mut i = InterruptError::new(get(&given, "question").as_string().unwrap_or_default());
+    let options = get(&given, "options");
+    if Array::is_array(&options) {
+        i.options = Some(Array::from(&options).iter().filter_map(|o| o.as_string()).collect());
+    }
+    i.expires_in_ms = get(&given, "expiresInMs").as_f64().map(|n| n as u64);
+    // Plain JSON (checked when it was made): what does not read back nests beyond the parser's bound, which the
+    // run refuses like any data over limits.maxDepth.
+    i.data = interrupt_data(e).map(|t| serde_json::from_str(&t).unwrap_or_else(|_| too_deep()));
+    i.into()
+}
+
+/// A JSON value nested deeper than any limit allows, standing for one that could not be read back.
+fn too_deep() -> Value {
+    let mut v = Value::Null;
+    for _ in 0..=crate::MAX_DEPTH_LIMIT {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+fn context(ctx: &ToolContext<'_>) -> JsValue {
+    tool_context(ctx.tool_use_id, ctx.run_id, ctx.state().map(|s| s.to_string()))
+}
+
+impl Tool for JsTool {
+    fn definition(&self) -> ToolDefinition {
+        self.spec.definition.clone()
+    }
+
+    fn call<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> impl Future<Output = Result<Value, ToolError>> + 'a {
+        let js_ctx = context(&ctx);
+        async move {
+            let returned = call_js(&self.handle, &to_js(&input), Some(&js_ctx)).await;
+            if let Some(text) = next_state(&js_ctx) {
+                ctx.set_state(serde_json::from_str(&text).unwrap_or_else(|_| too_deep()));
+            }
+            let value = returned.map_err(|e| tool_error(&e))?;
+            if let Some(text) = string_of(&value) {
+                return Ok(Value::String(text));
+            }
+            if value.is_undefined() {
+                return Ok(Value::String(String::new()));
+            }
+            // Any other value reaches the model as JSON text, spelled as a Rust tool's would be.
+            match json_text(&value) {
+                Ok(Some(text)) => serde_json::from_str::<Value>(&text)
+                    .map(|v| Value::String(crate::keys::canonical_json(&v)))
+                    .map_err(|e| ToolError::failed(format!("the tool's result does not read back as JSON: {e}"))),
+                Ok(None) => Err(ToolError::failed(
+                    "the tool returned a value JSON cannot encode (a function or symbol)",
+                )),
+                Err(e) => Err(ToolError::failed(format!(
+                    "the tool's result is not JSON-serializable: {e}"
+                ))),
+            }
+        }
+    }
+
+    fn needs_approval<'a>(
+        &'a self,
+        input: &'a Value,
+        ctx: ToolContext<'a>,
+    ) -> impl Future<Output = Result<Approval, ToolError>> + 'a {
+        let js_ctx = context(&ctx);
+        async move {
+            let decided = match self.spec.needs_approval {
+                NeedsApproval::PerCall => call_js(&self.decide, &to_js(input), Some(&js_ctx))
+                    .await
+                    .map_err(|e| ToolError::Failed(format!("needsApproval threw: {}", error_message(&e))))?,
+                NeedsApproval::Fixed(a) => return Ok(a),
+            };
+            match NeedsApproval::from_value(Some(json_value(&decided)), "needsApproval(input, ctx) returned") {
+                Ok(NeedsApproval::Fixed(a)) => Ok(a),
+                Ok(_) => Err(ToolError::failed("needsApproval(input, ctx) returned a function")),
+                Err(e) => Err(ToolError::Failed(e.to_string())),
+            }
+        }
+    }
+
+    fn may_need_approval(&self) -> bool {
+        self.spec.needs_approval != NeedsApproval::Fixed(Approval::NotNeeded)
+    }
+
+    fn on_expire(&self) -> OnExpire {
+        self.spec.on_expire
+    }
+}
+
+/// An agent built from its spec for one call, with what JS threw inside it.
+pub(super) struct Call {
+    pub(super) agent: Agent,
+    /// What the JS model threw last (the `cause` of a `ModelError`).
+    pub(super) thrown: Rc<RefCell<Option<JsValue>>>,
+}
+
+impl Call {
+    /// The agent `spec` describes: `{ text, fns, tools, model, builtin, system }` (see api.js `agent`).
+    pub(super) fn new(spec: &JsValue) -> Result<Self, JsValue> {
+        let text = get(spec, "text");
+        if !text.is_string() {
+            return Err(config_error("not an agent: create it with agent(config)".into()));
+        }
+        let template = template_of(string_of(&text).unwrap_or_default()).map_err(|e| agent_error(e, None, None))?;
+        let thrown = Rc::new(RefCell::new(None));
+        let fns = Array::from(&get(spec, "fns"));
+        let tools = template
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(k, declared)| {
+                let at = u32::try_from(2 * k).unwrap_or(u32::MAX);
+                JsTool {
+                    spec: declared.clone(),
+                    handle: fns.get(at).unchecked_into(),
+                    decide: fns.get(at + 1),
+                }
+            })
+            .collect();
+        let agent = match model_of(&get(spec, "builtin"))? {
+            Some(model) => template.agent.with_parts(model, tools),
+            None => template.agent.with_parts(JsModel::new(spec, thrown.clone()), tools),
+        }
+        .map_err(|e| agent_error(e, None, None))?;
+        Ok(Call { agent, thrown })
+    }
+
+    /// The checkpoint the caller handed in (an object, its JSON text or a sealed envelope), decoded as this
+    /// agent reads checkpoints.
+    pub(super) async fn checkpoint_in(&self, value: &JsValue) -> Result<Checkpoint, AgentError> {
+        let text = checkpoint_text(value, self.agent.limits().max_checkpoint_bytes)?;
+        Ok(self.agent.decode_checkpoint(&text).await?)
+    }
+
+    /// The checkpoint to hand out: the envelope when the agent seals, `None` (as it is) otherwise.
+    pub(super) async fn sealed(&self, checkpoint: Option<&Checkpoint>) -> Result<Option<String>, JsValue> {
+        match checkpoint.filter(|_| self.agent.seals()) {
+            Some(cp) => self
+                .agent
+                .encode_checkpoint(cp)
+                .await
+                .map(Some)
+                .map_err(|e| agent_error(e.into(), None, None)),
+            None => Ok(None),
+        }
+    }
+
+    /// The JS result of a run, or its error (with the cause JS threw, and the checkpoint sealed if need be).
+    pub(super) async fn finish(
+        &self,
+        ran: Result<Outcome, AgentError>,
+        cause: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let checkpoint = match &ran {
+            Ok(o) => Some(o.checkpoint()),
+            Err(e) => e.checkpoint(),
+        };
+        let sealed = self.sealed(checkpoint).await?;
+        match ran {
+            Ok(outcome) => Ok(outcome_js(&outcome, sealed)),
+            Err(e) => {
+                let cause = cause.or_else(|| self.thrown.borrow_mut().take());
+                let given = sealed.map(|s| js_sys::JSON::parse(&s).unwrap_or(JsValue::UNDEFINED));
+                Err(agent_error(e, cause, given))
+            }
+        }
+    }
+}
+
+/// The JS result: written as one JSON text and parsed once. `sealed`: the envelope standing in for the
+/// checkpoint (the messages are then written too; otherwise `result.messages` is the checkpoint's).
+pub(super) fn outcome_js(outcome: &Outcome, sealed: Option<String>) -> JsValue {
+    #[derive(Serialize)]
+    struct Paused<'a> {
+        interrupted: bool,
+        question: &'a str,
+        checkpoint: Option<&'a Checkpoint>,
+        interrupts: &'a [crate::Interrupt],
+    }
+    #[derive(Serialize)]
+    struct Complete<'a> {
+        text: &'a str,
+        usage: &'a Usage,
+        messages: Option<&'a [Message]>,
+        checkpoint: Option<&'a Checkpoint>,
+        iterations: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        structured: Option<&'a Value>,
+    }
+    let whole = sealed.is_none();
+    let text = match outcome {
+        Outcome::Interrupted(i) => crate::json::to_string(&Paused {
+            interrupted: true,
+            question: &i.question,
+            checkpoint: whole.then_some(&i.checkpoint),
+            interrupts: i.interrupts(),
+        }),
+        Outcome::Complete(r) => crate::json::to_string(&Complete {
+            text: &r.text,
+            usage: &r.checkpoint.usage,
+            messages: (!whole).then_some(&r.checkpoint.messages[..]),
+            checkpoint: whole.then_some(&r.checkpoint),
+            iterations: r.checkpoint.iterations,
+            structured: r.structured(),
+        }),
+    };
+    super::glue::outcome(&text.unwrap_or_default(), sealed)
+}
+
+/// Where a call's events go (its `onEvent`), and whether to stop (its `signal`).
+pub(super) struct JsEvents {
+    callback: Option<Function>,
+    signal: Option<JsValue>,
+}
+
+impl JsEvents {
+    /// `{ onEvent?, signal? }` of a call (the front adds `followMs`/`pollMs` for a replay).
+    pub(super) fn read(options: &JsValue, what: &str) -> Result<Self, JsValue> {
+        if options.is_undefined() || options.is_null() {
+            return Ok(JsEvents {
+                callback: None,
+                signal: None,
+            });
+        }
+        if !options.is_object() {
+            return Err(config_error(format!(
+                "{what}: options must be an object {{ onEvent?, signal? }}, got {}",
+                describe(options)
+            )));
+        }
+        let keys = js_sys::Object::keys(options.unchecked_ref::<js_sys::Object>());
+        for key in keys.iter().filter_map(|k| k.as_string()) {
+            if !["onEvent", "signal", "followMs", "pollMs"].contains(&key.as_str()) {
+                return Err(config_error(format!(
+                    "{what}: options.{key}: unknown option (known: onEvent, signal)"
+                )));
+            }
+        }
+        let callback = match get(options, "onEvent") {
+            f if f.is_function() => Some(f.unchecked_into()),
+            f if f.is_undefined() || f.is_null() => None,
+            f => {
+                return Err(config_error(format!(
+                    "{what}: options.onEvent: expected a function, got {}",
+                    describe(&f)
+                )));
+            }
+        };
+        let signal = Some(get(options, "signal")).filter(JsValue::is_object);
+        Ok(JsEvents { callback, signal })
+    }
+
+    fn send(&self, event: JsValue) {
+        if let Some(f) = &self.callback {
+            // What a listener throws is ignored: a broken listener cannot break a run the user pays for.
+            let _ = f.call1(&JsValue::UNDEFINED, &event);
+        }
+    }
+}
+
+/// A session's event with its number, as JS gets it: `{ type, …, seq }`.
+pub(super) fn numbered(event: &Event<'_>, seq: u64) -> JsValue {
+    let mut text = event.to_json();
+    if text.ends_with('}') {
+        text.pop();
+        text.push_str(&format!(",\"seq\":{seq}}}"));
+    }
+    js_sys::JSON::parse(&text).unwrap_or(JsValue::UNDEFINED)
+}
+
+impl EventSink for JsEvents {
+    fn event(&mut self, event: &Event<'_>) {
+        self.send(to_js(event));
+    }
+
+    fn sequenced(&mut self, seq: Option<u64>, event: &Event<'_>) {
+        match seq {
+            Some(seq) if self.callback.is_some() => self.send(numbered(event, seq)),
+            _ => self.event(event),
+        }
+    }
+
+    fn wants_deltas(&self) -> bool {
+        self.callback.is_some()
+    }
+
+    fn listening(&self) -> bool {
+        self.callback.is_some()
+    }
+
+    fn aborted(&self) -> bool {
+        self.signal
+            .as_ref()
+            .is_some_and(|s| get(s, "aborted").as_bool() == Some(true))
+    }
+}
+
+/// The answer of `resume(checkpoint, answer)`: a string, `{ decisions }`, or nothing (`""`).
+pub(super) fn answer_of(answer: &JsValue) -> Result<Resume, AgentError> {
+    if let Some(text) = answer.as_string() {
+        return Ok(Resume::Answer(text));
+    }
+    if answer.is_undefined() {
+        return Ok(Resume::Answer(String::new()));
+    }
+    let text = json_text(answer).ok().flatten().ok_or_else(|| AgentError::Decision {
+        id: None,
+        problem: format!("answer: expected a string or {{ decisions }}, got {}", describe(answer)),
+    })?;
+    Resume::from_answer_json(&text)
+}
+
+/// `checkAgent(spec)`: every rule of the config, checked at `agent()` (nothing runs); returns the tools a JS
+/// model is shown (`final_answer` among them with an output schema).
+#[wasm_bindgen(js_name = checkAgent)]
+pub fn check_agent(spec: JsValue) -> Result<JsValue, JsValue> {
+    Ok(to_js(Call::new(&spec)?.agent.tools()))
+}
+
+/// `checkTool(text, path)`: a tool's declaration read as an agent reads it (`defineTool` checks at once).
+#[wasm_bindgen(js_name = checkTool)]
+pub fn check_tool(text: &str, path: &str) -> Result<(), JsValue> {
+    ToolSpec::from_value(super::convert::parse_json(text), path)
+        .map(|_| ())
+        .map_err(|e| match e {
+            AgentError::Config(p) => config_error(p),
+            other => agent_error(other, None, None),
+        })
+}
+
+/// Runs `input` with the call's options, converting the outcome or error at the end.
+async fn run(
+    spec: JsValue,
+    prompt: Option<JsValue>,
+    resume: Option<(JsValue, JsValue)>,
+    options: JsValue,
+    what: &str,
+) -> Result<JsValue, JsValue> {
+    let mut events = JsEvents::read(&options, what)?;
+    let call = Call::new(&spec)?;
+    let input = match (prompt, resume) {
+        (Some(message), _) => Input::Prompt(message.as_string().ok_or_else(|| {
+            config_error(format!(
+                "prompt(message): expected a string, got {}",
+                describe(&message)
+            ))
+        })?),
+        (None, Some((checkpoint, answer))) => {
+            let answer = answer_of(&answer).map_err(|e| agent_error(e, None, None))?;
+            let cp = call
+                .checkpoint_in(&checkpoint)
+                .await
+                .map_err(|e| agent_error(e, None, None))?;
+            Input::Resume(cp, answer)
+        }
+        (None, None) => return Err(config_error("nothing to run".into())),
+    };
+    let ran = call.agent.run(input, &mut events).await;
+    call.finish(ran, None).await
+}
+
+/// `prompt(spec, message, options)`: starts a run.
+#[wasm_bindgen]
+pub fn prompt(spec: JsValue, message: JsValue, options: JsValue) -> Promise {
+    future_to_promise(run(spec, Some(message), None, options, "prompt(message, options)"))
+}
+
+/// `resume(spec, checkpoint, answer, options)`: continues a checkpoint (object, JSON text or envelope).
+#[wasm_bindgen]
+pub fn resume(spec: JsValue, checkpoint: JsValue, answer: JsValue, options: JsValue) -> Promise {
+    future_to_promise(run(
+        spec,
+        None,
+        Some((checkpoint, answer)),
+        options,
+        "resume(checkpoint, answer, options)",
+    ))
+}

@@ -1,0 +1,291 @@
+//! Models: a JS function or script as the core's [`Model`], and the providers `anthropic(...)`,
+//! `openai(...)`, `workersAI(...)` — their options read once by the core into a spec (a frozen JS object
+//! the front keeps out of reach), from which each call builds the Rust provider.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+
+use js_sys::{Array, Function};
+use serde::Deserialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::agent::call_js;
+use super::convert::{agent_error, config_error, fields, get, json_text, model_error, string_of, to_js};
+use super::glue::{append_messages, describe, error_message, error_name, model_request};
+use crate::provider::anthropic::Anthropic;
+use crate::provider::openai::OpenAi;
+use crate::provider::{FetchClient, WorkersAi};
+use crate::{
+    DeltaSink, DynModel, Message, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel, ToolDefinition,
+};
+
+/// What answers a JS model's requests: a function, or a script (`scriptedModel([...])`).
+enum Callee {
+    Function(Function),
+    Script(Array),
+}
+
+/// A JS model for one run: the conversation mirrored as JS objects, grown by the new messages only.
+pub(super) struct JsModel {
+    callee: Callee,
+    tools: JsValue,
+    system: JsValue,
+    mirror: RefCell<Mirror>,
+    thrown: Rc<RefCell<Option<JsValue>>>,
+}
+
+/// JS objects equal to the run's first `synced` messages.
+struct Mirror {
+    array: Array,
+    synced: usize,
+}
+
+impl JsModel {
+    /// The model of agent spec `spec` (`spec.model`, or `spec.builtin.script`), shown `spec.tools` and
+    /// `spec.system` (the caller's own JS string, not copied out of Rust on every call).
+    pub(super) fn new(spec: &JsValue, thrown: Rc<RefCell<Option<JsValue>>>) -> Self {
+        let script = get(&get(spec, "builtin"), "script");
+        let callee = if Array::is_array(&script) {
+            Callee::Script(script.unchecked_into())
+        } else {
+            Callee::Function(get(spec, "model").unchecked_into())
+        };
+        Self::with(callee, get(spec, "tools"), get(spec, "system"), thrown)
+    }
+
+    fn with(callee: Callee, tools: JsValue, system: JsValue, thrown: Rc<RefCell<Option<JsValue>>>) -> Self {
+        JsModel {
+            callee,
+            tools,
+            system: if system.is_string() { system } else { JsValue::UNDEFINED },
+            mirror: RefCell::new(Mirror {
+                array: Array::new(),
+                synced: 0,
+            }),
+            thrown,
+        }
+    }
+
+    /// The run's messages as JS objects (a fresh array; the objects are shared with earlier requests). The
+    /// request says how many leading messages are as in the previous one: the mirror keeps that many and
+    /// takes the rest anew.
+    fn messages(&self, request: &ModelRequest<'_>) -> Array {
+        let mut m = self.mirror.borrow_mut();
+        let messages = request.messages;
+        let keep = m.synced.min(request.unchanged).min(messages.len());
+        if keep < m.synced {
+            m.array.set_length(u32::try_from(keep).unwrap_or(0));
+            m.synced = keep;
+        }
+        let added = messages
+            .get(m.synced..)
+            .filter(|a| !a.is_empty())
+            .and_then(|a| crate::json::to_string(a).ok());
+        m.synced = messages.len();
+        append_messages(&m.array, added.as_deref())
+    }
+
+    fn failed(&self, error: JsValue) -> ModelError {
+        let failure = ModelError::Failed {
+            name: error_name(&error),
+            message: error_message(&error),
+        };
+        *self.thrown.borrow_mut() = Some(error);
+        failure
+    }
+
+    fn js_request(&self, request: &ModelRequest<'_>) -> JsValue {
+        model_request(&self.system, &self.messages(request), &self.tools)
+    }
+}
+
+/// A model's answer (an object, or a string for a final text) as a [`ModelResponse`].
+fn response_of(response: &JsValue) -> Result<ModelResponse, ModelError> {
+    if let Some(text) = response.as_string() {
+        return Ok(ModelResponse::text(text));
+    }
+    let invalid = |problem: String| ModelError::InvalidResponse {
+        path: String::new(),
+        problem,
+    };
+    match json_text(response) {
+        Ok(Some(text)) if response.is_object() => ModelResponse::from_json(&text),
+        Ok(_) => Err(invalid(format!(
+            "expected an object {{ content, usage? }}, got {}",
+            describe(response)
+        ))),
+        Err(e) => Err(invalid(format!("not JSON-serializable: {e}"))),
+    }
+}
+
+impl Model for JsModel {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + 'a {
+        async move {
+            let response = match &self.callee {
+                Callee::Function(f) => {
+                    let r = call_js(f, &self.js_request(&request), None)
+                        .await
+                        .map_err(|e| self.failed(e))?;
+                    if r.is_string() {
+                        // A model function answers with an object; only scripts may use plain strings.
+                        return Err(ModelError::InvalidResponse {
+                            path: String::new(),
+                            problem: "expected an object { content, usage? }, got string".into(),
+                        });
+                    }
+                    r
+                }
+                Callee::Script(script) => {
+                    let turn = ScriptedModel::turn_of(request.messages);
+                    if turn >= script.length() as usize {
+                        return Err(ModelError::ScriptExhausted {
+                            len: script.length() as usize,
+                            turn: turn.saturating_add(1),
+                        });
+                    }
+                    let entry = script.get(u32::try_from(turn).unwrap_or(u32::MAX));
+                    if entry.is_function() {
+                        call_js(&entry, &self.js_request(&request), None)
+                            .await
+                            .map_err(|e| self.failed(e))?
+                    } else {
+                        entry
+                    }
+                }
+            };
+            response_of(&response)
+        }
+    }
+
+    /// A script's answers play back as deltas (text word by word); a model function's arrive whole.
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        sink: &'a mut dyn DeltaSink,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + 'a {
+        async move {
+            let response = self.complete(request).await?;
+            if matches!(self.callee, Callee::Script(_)) {
+                response.stream_to(sink);
+            }
+            Ok(response)
+        }
+    }
+}
+
+/// The built-in model a spec describes (`None`: a JS model).
+pub(super) fn model_of(spec: &JsValue) -> Result<Option<Box<dyn DynModel>>, JsValue> {
+    let kind = get(spec, "kind").as_string();
+    let options = || -> Result<Value, JsValue> {
+        Ok(super::convert::parse_json(
+            &string_of(&get(spec, "options")).unwrap_or_default(),
+        ))
+    };
+    let client = || match Some(get(spec, "signal")).filter(JsValue::is_object) {
+        Some(signal) => FetchClient::with_signal(signal),
+        None => FetchClient::default(),
+    };
+    let model: Box<dyn DynModel> = match kind.as_deref() {
+        Some("anthropic") => Box::new(
+            Anthropic::from_options(options()?)
+                .map_err(|e| agent_error(e, None, None))?
+                .model(client()),
+        ),
+        Some("openai") => Box::new(
+            OpenAi::from_options(options()?)
+                .map_err(|e| agent_error(e, None, None))?
+                .model(client()),
+        ),
+        Some("workers-ai") => {
+            Box::new(WorkersAi::from_options(get(spec, "binding"), options()?).map_err(|e| agent_error(e, None, None))?)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(model))
+}
+
+/// `providerSpec(kind, options, extra)`: `anthropic(options)` and `openai(options)` (options as JSON text,
+/// `extra` the AbortSignal) or `workersAI(binding, options)`, read and checked now; returns the spec.
+#[wasm_bindgen(js_name = providerSpec)]
+pub fn provider_spec(kind: &str, options: JsValue, extra: JsValue) -> Result<JsValue, JsValue> {
+    let spec = match kind {
+        "anthropic" | "openai" => fields(&[("kind", kind.into()), ("options", options), ("signal", extra)]),
+        "workers-ai" => {
+            if !get(&extra, "run").is_function() {
+                return Err(config_error(
+                    "workersAI(binding, options): expected the AI binding (env.AI)".into(),
+                ));
+            }
+            fields(&[("kind", kind.into()), ("binding", extra), ("options", options)])
+        }
+        other => return Err(config_error(format!("unknown provider {other:?}"))),
+    };
+    model_of(&spec)?;
+    Ok(spec)
+}
+
+/// The request as a model function receives it.
+#[derive(Deserialize)]
+struct OwnedRequest {
+    #[serde(default)]
+    system: Option<String>,
+    messages: Vec<Message>,
+    #[serde(default)]
+    tools: Vec<ToolDefinition>,
+}
+
+/// `modelComplete(spec, request)`: one call of a built-in model used as a plain function.
+#[wasm_bindgen(js_name = modelComplete)]
+pub fn model_complete(spec: JsValue, request: JsValue) -> js_sys::Promise {
+    future_to_promise(async move {
+        let text = json_text(&request).ok().flatten().unwrap_or_default();
+        let owned: OwnedRequest = serde_json::from_str(&text).map_err(|e| {
+            model_error(ModelError::InvalidResponse {
+                path: "request".into(),
+                problem: format!("not a model request: {e}"),
+            })
+        })?;
+        let req = ModelRequest::new(&owned.messages, &owned.tools);
+        let req = match owned.system.as_deref() {
+            Some(s) => req.with_system(s),
+            None => req,
+        };
+        let thrown = Rc::new(RefCell::new(None));
+        let script = get(&spec, "script");
+        let model: Box<dyn DynModel> = match model_of(&spec)? {
+            Some(m) => m,
+            None => Box::new(JsModel::with(
+                Callee::Script(script.unchecked_into()),
+                get(&request, "tools"),
+                get(&request, "system"),
+                thrown.clone(),
+            )),
+        };
+        match model.complete(req).await {
+            Ok(response) => Ok(to_js(&response)),
+            Err(e) => Err(thrown.borrow_mut().take().unwrap_or_else(|| model_error(e))),
+        }
+    })
+}
+
+/// `scriptedSpec(responses)`: a script for `scriptedModel(responses)`.
+#[wasm_bindgen(js_name = scriptedSpec)]
+pub fn scripted_spec(responses: JsValue) -> Result<JsValue, JsValue> {
+    if !Array::is_array(&responses) {
+        return Err(config_error(format!(
+            "scriptedModel(responses): expected an array, got {}",
+            describe(&responses)
+        )));
+    }
+    let script = Array::from(&responses).slice(0, Array::from(&responses).length());
+    Ok(fields(&[
+        ("kind", "scripted".into()),
+        ("script", js_sys::Object::freeze(&script).into()),
+    ]))
+}
