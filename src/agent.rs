@@ -78,8 +78,60 @@ pub struct AgentBuilder {
 pub enum Input {
     /// A new run with this user message.
     Prompt(String),
-    /// Continue this checkpoint.
+    /// Continue this checkpoint (checked when the run starts: signature, then validity).
     Resume(Checkpoint, Resume),
+    /// Continue a checkpoint this agent decoded ([`Agent::decode`]): not checked again.
+    Decoded(Decoded, Resume),
+}
+
+/// A checkpoint an agent decoded ([`Agent::decode`]): read under its limits, opened and authenticated first
+/// (with keys), then validated — so an agent with the same keys resumes it without checking it again.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    checkpoint: Checkpoint,
+    /// The keys and binding it was checked with (`None`: an agent without keys decoded it).
+    checked_with: Option<(Arc<crate::keys::CheckpointKeys>, Option<Arc<str>>)>,
+}
+
+/// The same checkpoint, checked with the same keys.
+impl PartialEq for Decoded {
+    fn eq(&self, other: &Self) -> bool {
+        let same_check = match (&self.checked_with, &other.checked_with) {
+            (None, None) => true,
+            (Some((a, x)), Some((b, y))) => Arc::ptr_eq(a, b) && x == y,
+            _ => false,
+        };
+        same_check && self.checkpoint == other.checkpoint
+    }
+}
+
+impl Decoded {
+    /// The checkpoint.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        &self.checkpoint
+    }
+
+    /// The checkpoint, to keep or change (a changed one is checked again when resumed).
+    pub fn into_checkpoint(self) -> Checkpoint {
+        self.checkpoint
+    }
+
+    /// A checkpoint the library itself just read and checked (a session's load).
+    pub(crate) fn checked(checkpoint: Checkpoint, config: &AgentConfig) -> Self {
+        Decoded {
+            checkpoint,
+            checked_with: config.keys.clone().map(|k| (k, config.binding.clone())),
+        }
+    }
+
+    /// True when `config` would check it exactly as it was checked.
+    fn trusted_by(&self, config: &AgentConfig) -> bool {
+        match (&self.checked_with, &config.keys) {
+            (None, None) => true,
+            (Some((keys, binding)), Some(own)) => Arc::ptr_eq(keys, own) && *binding == config.binding,
+            _ => false,
+        }
+    }
 }
 
 impl Input {
@@ -211,6 +263,28 @@ impl Agent {
     /// `SIGNATURE`.
     pub async fn decode_checkpoint(&self, text: &str) -> Result<Checkpoint, crate::CheckpointError> {
         self.config.codec().decode(text).await
+    }
+
+    /// [`Agent::decode_checkpoint`], as a [`Decoded`] checkpoint this agent resumes ([`Input::Decoded`])
+    /// without checking it a second time: one parse and one validation per resume.
+    ///
+    /// ```
+    /// use resumable_agent::{Agent, Event, Input, ModelResponse, Resume, ScriptedModel};
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")])).build()?;
+    /// let text = pollster::block_on(agent.prompt("Hello"))?.checkpoint().to_json();
+    /// let decoded = pollster::block_on(agent.decode(&text))?;
+    /// let mut events = Vec::new();
+    /// let mut sink = |e: &Event<'_>| events.push(e.to_json());
+    /// let again = pollster::block_on(agent.run(Input::Decoded(decoded, Resume::Answer(String::new())), &mut sink))?;
+    /// assert_eq!(again.assert_complete()?.text, "Hi!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Agent::decode_checkpoint`].
+    pub async fn decode(&self, text: &str) -> Result<Decoded, crate::CheckpointError> {
+        let checkpoint = self.config.codec().decode(text).await?;
+        Ok(Decoded::checked(checkpoint, &self.config))
     }
 }
 
@@ -484,11 +558,21 @@ impl AgentConfig {
         }
     }
 
-    /// [`AgentConfig::begin`] after verifying a resumed checkpoint's signature (with keys).
+    /// [`AgentConfig::begin`] after checking a resumed checkpoint this agent did not decode: its signature
+    /// (with keys), then its validity.
     pub(crate) async fn start(&self, input: Input) -> Result<Run<'_>, AgentError> {
-        if let Input::Resume(checkpoint, _) = &input {
-            self.codec().verify(checkpoint).await?;
-        }
+        let input = match input {
+            Input::Decoded(d, resume) if !d.trusted_by(self) => Input::Resume(d.checkpoint, resume),
+            other => other,
+        };
+        let input = match input {
+            Input::Resume(checkpoint, resume) => {
+                self.codec().verify(&checkpoint).await?;
+                checkpoint.validate()?;
+                Input::Decoded(Decoded::checked(checkpoint, self), resume)
+            }
+            other => other,
+        };
         self.begin(input)
     }
 
@@ -549,14 +633,9 @@ impl AgentConfig {
         Ok(())
     }
 
-    /// The run for `input`: a new one, or a checkpoint with the human's input applied.
+    /// The run for `input`: a new one, or a checkpoint with the human's input applied (a [`Decoded`] one is
+    /// known valid; any other is validated).
     pub(crate) fn begin(&self, input: Input) -> Result<Run<'_>, AgentError> {
-        self.begin_with(input, false)
-    }
-
-    /// [`AgentConfig::begin`]; `decoded`: a resumed checkpoint comes straight from decoding, which
-    /// validated it, so it is not validated twice.
-    pub(crate) fn begin_with(&self, input: Input, decoded: bool) -> Result<Run<'_>, AgentError> {
         if matches!(&input, Input::Prompt(m) if m.is_empty()) {
             return Err(AgentError::Argument(
                 "prompt(message): the message is empty (providers refuse an empty user message)".into(),
@@ -565,14 +644,14 @@ impl AgentConfig {
         // What the human adds: with it the checkpoint must still be one that can be read back.
         let added = match &input {
             Input::Prompt(m) => Some(("message", crate::json::len(m.as_str()))),
-            Input::Resume(_, Resume::Answer(a)) if !a.is_empty() => Some(("answer", crate::json::len(a.as_str()))),
-            Input::Resume(..) => None,
+            Input::Resume(_, Resume::Answer(a)) | Input::Decoded(_, Resume::Answer(a)) if !a.is_empty() => {
+                Some(("answer", crate::json::len(a.as_str())))
+            }
+            Input::Resume(..) | Input::Decoded(..) => None,
         };
         let mut run = match input {
             Input::Prompt(message) => Run::start(&self.rules, &message, new_run_id(), now_ms()),
-            Input::Resume(checkpoint, resume) if decoded => {
-                Run::resume_valid(&self.rules, checkpoint, resume, now_ms())?
-            }
+            Input::Decoded(d, resume) => Run::resume_valid(&self.rules, d.checkpoint, resume, now_ms())?,
             Input::Resume(checkpoint, resume) => Run::resume(&self.rules, checkpoint, resume, now_ms())?,
         };
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {
@@ -894,11 +973,9 @@ async fn drive_steps(
                     run.touch(now_ms());
                     hooks.checkpoint(&mut run, config.codec()).await?;
                 }
-                let unchanged = run.take_unchanged();
                 return Ok(Outcome::Complete(AgentResponse {
                     text,
                     checkpoint: run.into_checkpoint(),
-                    unchanged,
                 }));
             }
         }
@@ -916,7 +993,8 @@ async fn call_tool(config: &AgentConfig, run_id: &str, call: &ToolUse, state: &S
     };
     match tool.call_dyn(call.input.clone(), ctx).await {
         Ok(Value::String(text)) => ToolOutcome::Output(text),
-        Ok(value) => ToolOutcome::Output(value.to_string()),
+        // Spelled as a JS tool's result is (keys sorted, numbers as JS reads them): one text in every host.
+        Ok(value) => ToolOutcome::Output(crate::keys::canonical_json(&value)),
         Err(ToolError::Interrupt(i)) => ToolOutcome::Interrupt(i),
         Err(ToolError::Failed(message)) => ToolOutcome::Error(message),
     }
@@ -930,9 +1008,6 @@ pub struct AgentResponse {
     pub text: String,
     /// The whole run; save it to continue the conversation later.
     pub checkpoint: Checkpoint,
-    /// How many leading messages are as in the run's last model request ([`Run::take_unchanged`]).
-    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
-    pub(crate) unchanged: usize,
 }
 
 impl AgentResponse {

@@ -107,9 +107,14 @@ pub struct ThreadInfo {
     /// The session (thread) id.
     pub id: String,
     /// Its number in the thread's history: 1, 2, 3, … in the order they were saved (also across branches).
+    #[serde(deserialize_with = "crate::json::whole")]
     pub step: u64,
     /// The step it continues from (after a restore, an earlier one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::json::whole_opt"
+    )]
     pub parent_step: Option<u64>,
     /// A name given with `label`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -280,13 +285,29 @@ impl CheckpointSummary {
     }
 }
 
+/// JSON text parsed as it is, under `limits` (lone surrogates as U+FFFD, as everywhere), for what must be
+/// authenticated before it is read as a checkpoint.
+pub(crate) fn parse_value(text: &str, limits: &crate::limits::Limits) -> Result<Value, CheckpointError> {
+    let text = crate::limits::repair_lone_surrogates(text);
+    serde_json::from_str(&text).map_err(|e| {
+        let (depth, max) = (crate::limits::text_depth(&text), limits.checkpoint_depth());
+        if depth > max {
+            CheckpointError::TooDeep { depth, max }
+        } else {
+            CheckpointError::Json { message: e.to_string() }
+        }
+    })
+}
+
 /// The wire form of every version, decoded by serde in one pass.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Raw {
+    #[serde(default, deserialize_with = "crate::json::whole_opt")]
     version: Option<u64>,
     run_id: Option<String>,
     messages: Vec<Message>,
+    #[serde(deserialize_with = "crate::json::whole")]
     iterations: u32,
     usage: Usage,
     pending_tool_use_id: Option<String>,
@@ -303,14 +324,19 @@ struct Raw {
     state: Option<Value>,
     #[serde(default, deserialize_with = "crate::message::present")]
     structured: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json::whole_opt")]
     output_attempts: Option<u32>,
     #[serde(default)]
     thread: Option<ThreadInfo>,
+    #[serde(default, deserialize_with = "crate::json::whole_opt")]
     created_at: Option<u64>,
+    #[serde(default, deserialize_with = "crate::json::whole_opt")]
     updated_at: Option<u64>,
     #[serde(default)]
     signature: Option<crate::keys::Signature>,
+    /// A session record's own member (kept only by [`Checkpoint::read_record`]).
+    #[serde(default)]
+    log: Option<Value>,
 }
 
 impl Checkpoint {
@@ -352,6 +378,15 @@ impl Checkpoint {
     /// # Errors
     /// As [`Checkpoint::from_json`].
     pub fn from_json_with(json: &str, limits: &crate::limits::Limits) -> Result<Self, CheckpointError> {
+        Self::decode_text(json, limits, Raw::into_checkpoint)
+    }
+
+    /// Parses `json` under `limits` and makes it what `read` makes of its wire form.
+    fn decode_text<T>(
+        json: &str,
+        limits: &crate::limits::Limits,
+        read: impl Fn(Raw, &dyn Fn(usize) -> Result<(), CheckpointError>) -> Result<T, CheckpointError>,
+    ) -> Result<T, CheckpointError> {
         if json.len() > limits.max_checkpoint_bytes {
             return Err(CheckpointError::TooLarge {
                 bytes: json.len(),
@@ -374,7 +409,7 @@ impl Checkpoint {
         };
         // Parsed first, scanned only on failure: nearly every text is valid as it is.
         let fast = match serde_json::from_str::<Raw>(json) {
-            Ok(raw) => return raw.into_checkpoint(within),
+            Ok(raw) => return read(raw, &within),
             Err(fast) => fast,
         };
         if let Some(e) = too_deep(json) {
@@ -383,7 +418,7 @@ impl Checkpoint {
         // JS writes a lone surrogate as an escape serde_json refuses: repaired, and parsed again.
         let (json, fast) = match crate::limits::repair_lone_surrogates(json) {
             std::borrow::Cow::Owned(repaired) => match serde_json::from_str::<Raw>(&repaired) {
-                Ok(raw) => return raw.into_checkpoint(within),
+                Ok(raw) => return read(raw, &within),
                 Err(e) => (std::borrow::Cow::Owned(repaired), e),
             },
             unchanged => (unchanged, fast),
@@ -391,6 +426,15 @@ impl Checkpoint {
         let value: Value = serde_json::from_str(&json).map_err(|e| CheckpointError::Json { message: e.to_string() })?;
         explain(&value)?;
         Err(CheckpointError::at("checkpoint", fast.to_string()))
+    }
+
+    /// A session record's checkpoint and `log` member from its text, in one parse, not validated (the
+    /// session validates the run it rebuilds, once).
+    pub(crate) fn read_record(
+        json: &str,
+        limits: &crate::limits::Limits,
+    ) -> Result<(Self, Option<Value>), CheckpointError> {
+        Self::decode_text(json, limits, Raw::into_unvalidated)
     }
 
     /// Decodes and validates a checkpoint from a JSON value.
@@ -409,7 +453,7 @@ impl Checkpoint {
         explain(&value)?;
         serde_json::from_value::<Raw>(value)
             .map_err(|e| CheckpointError::at("checkpoint", e.to_string()))?
-            .into_checkpoint(|_| Ok(()))
+            .into_checkpoint(&|_| Ok(()))
     }
 
     /// The checkpoint as compact JSON text.
@@ -702,8 +746,19 @@ impl Raw {
     /// refuses what is too deep, before anything else is checked.
     fn into_checkpoint(
         self,
-        within: impl FnOnce(usize) -> Result<(), CheckpointError>,
+        within: &dyn Fn(usize) -> Result<(), CheckpointError>,
     ) -> Result<Checkpoint, CheckpointError> {
+        let (checkpoint, _) = self.into_unvalidated(within)?;
+        checkpoint.validate()?;
+        Ok(checkpoint)
+    }
+
+    /// [`Raw::into_checkpoint`] without the validation (the caller validates the run it rebuilds from it),
+    /// and the `log` member.
+    fn into_unvalidated(
+        self,
+        within: &dyn Fn(usize) -> Result<(), CheckpointError>,
+    ) -> Result<(Checkpoint, Option<Value>), CheckpointError> {
         let legacy = self.version.is_none();
         if let Some(v) = self.version {
             if v == 0 {
@@ -744,8 +799,7 @@ impl Raw {
         if before_v2 {
             upgrade_pending_question(&mut cp)?;
         }
-        cp.validate()?;
-        Ok(cp)
+        Ok((cp, self.log))
     }
 }
 
@@ -991,7 +1045,13 @@ fn string(o: &serde_json::Map<String, Value>, key: &str, path: &str, optional: b
 }
 
 fn count(v: &Value, path: &str, max: u64) -> Result<(), CheckpointError> {
-    match v.as_u64() {
+    // `8.0` is `8`, as the decoder reads it (crate::json::Whole).
+    let whole = v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19)
+            .map(|f| f as u64)
+    });
+    match whole {
         Some(n) if n <= max => Ok(()),
         Some(n) => Err(CheckpointError::at(path, format!("{n} is too large (at most {max})"))),
         None => Err(expected(path, "a non-negative integer", v)),

@@ -43,7 +43,11 @@ pub struct Interrupt {
     )]
     pub data: Option<Value>,
     /// After this moment (ms since the epoch) the tool's `on_expire` policy applies instead of an answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::json::whole_opt"
+    )]
     pub expires_at: Option<u64>,
 }
 

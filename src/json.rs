@@ -75,8 +75,68 @@ pub(crate) fn len<T: Serialize + ?Sized>(value: &T) -> usize {
     out.counted
 }
 
+/// A whole number however JSON spells it (`8`, `8.0`, `8e0`): what a store that re-spells numbers (one
+/// that reads them as doubles) may write for one. Refused when negative, fractional or out of `T`'s range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Whole<T>(pub(crate) T);
+
+impl<'de, T: TryFrom<u64>> serde::Deserialize<'de> for Whole<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<T: TryFrom<u64>> serde::de::Visitor<'_> for V<T> {
+            type Value = Whole<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a non-negative integer")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Whole<T>, E> {
+                T::try_from(n)
+                    .map(Whole)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Whole<T>, E> {
+                u64::try_from(n)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(n), &self))
+                    .and_then(|n| self.visit_u64(n))
+            }
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Whole<T>, E> {
+                #[allow(clippy::cast_precision_loss)] // 2^64 is an exact double
+                let in_range = f.fract() == 0.0 && (0.0..u64::MAX as f64).contains(&f);
+                if !in_range {
+                    return Err(E::invalid_value(serde::de::Unexpected::Float(f), &self));
+                }
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked just above
+                self.visit_u64(f as u64)
+            }
+        }
+        deserializer.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// `deserialize_with` for a whole number field ([`Whole`]).
+pub(crate) fn whole<'de, D: serde::Deserializer<'de>, T: TryFrom<u64>>(d: D) -> Result<T, D::Error> {
+    <Whole<T> as serde::Deserialize>::deserialize(d).map(|w| w.0)
+}
+
+/// `deserialize_with` for an optional whole number field ([`Whole`]).
+pub(crate) fn whole_opt<'de, D: serde::Deserializer<'de>, T: TryFrom<u64>>(d: D) -> Result<Option<T>, D::Error> {
+    <Option<Whole<T>> as serde::Deserialize>::deserialize(d).map(|w| w.map(|w| w.0))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn whole_numbers_are_read_however_they_are_spelled() {
+        let read = |t: &str| serde_json::from_str::<super::Whole<u32>>(t).map(|w| w.0).ok();
+        assert_eq!(
+            (read("8"), read("8.0"), read("8e0"), read("0.0")),
+            (Some(8), Some(8), Some(8), Some(0))
+        );
+        assert_eq!(
+            (read("8.5"), read("-1"), read("1e10"), read("\"8\"")),
+            (None, None, None, None)
+        );
+    }
+
     #[test]
     fn the_same_text_as_serde_json() {
         let v = serde_json::json!({"a": "q\"uo\\te\n", "b": [1, 2.5, null, true], "c": {"d": "é😀"}, "e": ""});

@@ -65,7 +65,7 @@ mod tool;
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 mod wasm;
 
-pub use agent::{Agent, AgentBuilder, AgentResponse, Input, InterruptedResponse, Outcome};
+pub use agent::{Agent, AgentBuilder, AgentResponse, Decoded, Input, InterruptedResponse, Outcome};
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary, ThreadInfo};
 pub use error::{AgentError, CheckpointError, ModelError, SaverError};
 pub use event::{CallResult, Event, EventSink};

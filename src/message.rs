@@ -119,8 +119,10 @@ fn is_false(b: &bool) -> bool {
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens.
+    #[serde(deserialize_with = "crate::json::whole")]
     pub input_tokens: u64,
     /// Completion tokens.
+    #[serde(deserialize_with = "crate::json::whole")]
     pub output_tokens: u64,
 }
 

@@ -347,7 +347,28 @@ fn every_tampering_of_a_signed_checkpoint_is_refused_before_anything_runs() {
     try_text("key id swapped", &value.to_string());
     value["signature"] = json!({"kid": "k3", "mac": signature["mac"]});
     try_text("unknown key id", &value.to_string());
+    // A field the format does not know, added to a signed checkpoint: the MAC covers the text as parsed, so it
+    // is refused rather than dropped without a word.
+    let mut added: Value = serde_json::from_str(&text).unwrap();
+    added["note"] = json!("approved by the admin");
+    try_text("unknown field added", &added.to_string());
+    let mut nested: Value = serde_json::from_str(&text).unwrap();
+    nested["messages"][0]["name"] = json!("admin");
+    try_text("unknown field added", &nested.to_string());
 
+    // Authenticated before it is read: whatever still parses is refused by its signature, never by what the
+    // change made of it (text that is no longer JSON cannot be authenticated and says so).
+    assert!(
+        counts
+            .keys()
+            .all(|k| !k.contains("refused") || k.ends_with("SIGNATURE") || k.ends_with("JSON")),
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.get("unknown field added: refused SIGNATURE"),
+        Some(&2),
+        "{counts:?}"
+    );
     let total: u64 = counts.values().sum();
     let same: u64 = counts
         .iter()

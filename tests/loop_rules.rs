@@ -683,3 +683,41 @@ fn arguments_that_are_not_a_json_object_are_answered_with_an_error_and_the_tool_
     assert_eq!(Counters::get(&counters.lookup), 1, "only the corrected call ran");
     assert_eq!(done.text, "recovered");
 }
+
+// ---- one text per tool result ----------------------------------------------------------------------------
+
+/// A tool's object result reaches the model spelled as JS writes it — keys sorted, `1.0` as `1` — so the same
+/// result reads the same whatever host ran the tool (tests/node/binding.test.mjs checks a JS tool).
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_tool_result_object_has_one_text_in_every_host() {
+    let lookup = resumable_agent::tool("lookup", "Looks up.", json!({"type": "object"}), |_, _| async {
+        Ok(json!({"b": 1, "a": 1.0, "c": {"z": [2.5, "x"], "y": null}}))
+    });
+    let model = TestModel::new([turn(vec![call("c1", "lookup", json!({}))]), ModelResponse::text("done")]);
+    let agent = resumable_agent::Agent::builder(model).tool(lookup).build().unwrap();
+    let done = block_on(agent.prompt("go")).unwrap().assert_complete().unwrap();
+    assert_eq!(
+        result_blocks(&done.messages()[2]),
+        vec![(
+            "c1".into(),
+            r#"{"a":1,"b":1,"c":{"y":null,"z":[2.5,"x"]}}"#.into(),
+            false
+        )]
+    );
+}
+
+/// Whole numbers a store re-spelled (`1.0`, `2e0`) read as written; fractions where a count goes are refused.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn whole_numbers_read_however_a_store_spells_them() {
+    let text = r#"{"version":2e0,"messages":[{"role":"user","content":"hi"}],"iterations":0.0,
+        "usage":{"inputTokens":5.0,"outputTokens":0},"createdAt":1.7e12}"#;
+    let cp = Checkpoint::from_json(text).unwrap();
+    assert_eq!(
+        (cp.iterations, cp.usage.input_tokens, cp.created_at),
+        (0, 5, Some(1_700_000_000_000))
+    );
+    let err = Checkpoint::from_json(&text.replace("0.0", "0.5")).unwrap_err();
+    assert_eq!(err.path(), Some("iterations"), "{err}");
+}

@@ -460,6 +460,65 @@ fn a_reply_sent_twice_runs_once_and_the_second_is_told_nothing_is_pending() {
 }
 
 #[test]
+fn a_signed_session_authenticates_each_record_before_reading_it() {
+    let keys = || CheckpointKeys::new("k").key("k", "a secret of sixteen bytes");
+    let agent = fixture_agent(Some(keys()));
+    let saver = MemorySaver::new();
+    block_on(agent.session(&saver, "s").prompt("Plan a trip")).unwrap();
+    let records = block_on(saver.list("s#~")).unwrap();
+    assert!(records.len() >= 2, "a whole record and a diff at least");
+    for e in &records {
+        let text = block_on(saver.get_text(&e.key)).unwrap().unwrap();
+        let mut value: Value = serde_json::from_str(&text).unwrap();
+        // A member the format does not know, added where it would otherwise be dropped unread.
+        if value.get("d").is_some() {
+            value["d"]["note"] = json!("approved");
+        } else {
+            value["messages"][0]["name"] = json!("admin");
+        }
+        let copy = MemorySaver::new();
+        for other in &records {
+            let t = block_on(saver.get_text(&other.key)).unwrap().unwrap();
+            let t = if other.key == e.key { value.to_string() } else { t };
+            block_on(copy.put_text(&other.key, t, &other.summary, Condition::Any)).unwrap();
+        }
+        let err = block_on(agent.session(&copy, "s").reply("Paris")).unwrap_err();
+        assert!(
+            matches!(&err, AgentError::Checkpoint(CheckpointError::Signature { .. })),
+            "{}: {err:?}",
+            e.key
+        );
+        // Every one-byte change that still parses is refused by its signature, never by what it made.
+        let bytes = text.as_bytes();
+        let mut refused = std::collections::BTreeMap::<String, u32>::new();
+        for i in (0..bytes.len()).step_by(7) {
+            let mut changed = bytes.to_vec();
+            changed[i] = if changed[i] == b'1' { b'2' } else { b'1' };
+            let changed = String::from_utf8_lossy(&changed).into_owned();
+            block_on(copy.put_text(&e.key, changed, &e.summary, Condition::Any)).unwrap();
+            match block_on(agent.session(&copy, "s").checkpoint(None)) {
+                Err(AgentError::Checkpoint(c)) => *refused.entry(c.code().to_owned()).or_default() += 1,
+                Err(AgentError::Saver {
+                    source: SaverError::Corrupt { source, .. },
+                    ..
+                }) => *refused.entry(format!("corrupt {}", source.code())).or_default() += 1,
+                other => {
+                    *refused
+                        .entry(format!("{other:?}").chars().take(40).collect())
+                        .or_default() += 1
+                }
+            }
+        }
+        println!("{}: one-byte changes {refused:?}", e.key);
+        assert!(
+            refused.keys().all(|k| k == "SIGNATURE" || k == "corrupt JSON"),
+            "{}: {refused:?}",
+            e.key
+        );
+    }
+}
+
+#[test]
 fn a_checkpoint_is_bound_to_its_session_and_its_agent() {
     let saver = MemorySaver::new();
     let keys = || CheckpointKeys::new("k").key("k", "a secret of sixteen bytes");

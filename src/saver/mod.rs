@@ -453,7 +453,7 @@ pub enum Stored {
 /// that is not a checkpoint.
 pub fn read_stored(key: &str, text: String) -> Result<Stored, SaverError> {
     match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
-        crate::keys::Text::Sealed(_) => Ok(Stored::AsIs(text)),
+        crate::keys::Text::Sealed => Ok(Stored::AsIs(text)),
         crate::keys::Text::Plain(Ok(_)) if is_kept_step(&text) => Ok(Stored::AsIs(text)),
         crate::keys::Text::Plain(Ok(cp)) => Ok(Stored::Checkpoint(cp)),
         crate::keys::Text::Plain(Err(_)) if crate::session::is_session_value(&text) => {
@@ -483,7 +483,7 @@ pub async fn put_stored<S: Saver + ?Sized>(
         checkpoint: None,
     };
     let summary = match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
-        crate::keys::Text::Sealed(_) => CheckpointSummary::default(),
+        crate::keys::Text::Sealed => CheckpointSummary::default(),
         crate::keys::Text::Plain(cp) => {
             let cp = cp?;
             if !is_kept_step(&text) {

@@ -151,9 +151,30 @@ pub(crate) enum Stored {
     /// A session head.
     Head(Head),
     /// A diff record.
-    Diff(LogInfo, Diff),
+    Diff(LogInfo, Body),
     /// A whole checkpoint: a full record (`log` present) or what an earlier release saved.
     Full(Checkpoint, Option<LogInfo>),
+}
+
+/// What a diff record changes: read, or — for an agent that signs — the record's JSON without the MAC and its
+/// text, read only once the MAC (which chains it to its parent) is checked.
+#[derive(Debug, Clone)]
+pub(crate) enum Body {
+    Read(Diff),
+    Signed(Value, String),
+}
+
+impl Body {
+    /// The diff (read from the record's text, once it was authenticated).
+    pub(crate) fn diff(self) -> Result<Diff, CheckpointError> {
+        match self {
+            Body::Read(d) => Ok(d),
+            Body::Signed(_, text) => serde_json::from_str::<Peek>(&crate::limits::repair_lone_surrogates(&text))
+                .ok()
+                .and_then(|p| p.d)
+                .ok_or_else(|| CheckpointError::at("d", "not a diff")),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -166,7 +187,23 @@ struct Peek {
     d: Option<Diff>,
 }
 
-/// Reads a stored value's text (already opened when it was sealed).
+/// A diff record as this library writes it: `log` first, then `d`, nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiffRecord {
+    log: LogInfo,
+    d: Diff,
+}
+
+fn head(text: &str) -> Result<Stored, CheckpointError> {
+    serde_json::from_str::<Head>(text)
+        .map(Stored::Head)
+        .map_err(|e| CheckpointError::at("session head", e.to_string()))
+}
+
+/// Reads a stored value's text (already opened when it was sealed), in one parse: a head and a record as this
+/// library writes them are told by their first key; another spelling (a store that reorders keys) by a look at
+/// its keys. A whole checkpoint is not validated here: the session validates the run it rebuilds, once.
 ///
 /// # Errors
 /// [`CheckpointError`] naming what is wrong.
@@ -177,22 +214,86 @@ pub(crate) fn parse(text: &str, limits: &crate::limits::Limits) -> Result<Stored
             max: limits.max_checkpoint_bytes,
         });
     }
-    // A diff record or a head decodes here in one pass; a checkpoint's fields are skipped, then read whole.
-    let peek: Option<Peek> = serde_json::from_str(text).ok();
-    match peek {
-        Some(Peek { session: Some(_), .. }) => serde_json::from_str::<Head>(text)
-            .map(Stored::Head)
-            .map_err(|e| CheckpointError::at("session head", e.to_string())),
-        Some(Peek {
-            log: Some(log),
-            d: Some(d),
-            ..
-        }) => Ok(Stored::Diff(log, d)),
-        peek => {
-            let log = peek.and_then(|p| p.log);
-            Checkpoint::from_json_with(text, limits).map(|cp| Stored::Full(cp, log))
+    if text.starts_with("{\"session\":") {
+        return head(text);
+    }
+    if text.starts_with("{\"log\":") {
+        if let Ok(r) = serde_json::from_str::<DiffRecord>(text) {
+            return Ok(Stored::Diff(r.log, Body::Read(r.d)));
         }
     }
+    let full = Checkpoint::read_record(text, limits);
+    let peek = match &full {
+        Ok(_) => None,
+        Err(_) => serde_json::from_str::<Peek>(text).ok(),
+    };
+    match (full, peek) {
+        (_, Some(Peek { session: Some(_), .. })) => head(text),
+        (
+            _,
+            Some(Peek {
+                log: Some(log),
+                d: Some(d),
+                ..
+            }),
+        ) => Ok(Stored::Diff(log, Body::Read(d))),
+        (Ok((cp, log)), _) => Ok(Stored::Full(cp, log.map(log_info).transpose()?)),
+        (Err(e), _) => Err(e),
+    }
+}
+
+/// A record's `log` member.
+fn log_info(value: Value) -> Result<LogInfo, CheckpointError> {
+    // Through its text: no decoder of parsed values for it in the .wasm.
+    serde_json::from_str(&value.to_string()).map_err(|e| CheckpointError::at("log", e.to_string()))
+}
+
+/// What a stored value's parsed JSON is, for an agent that signs: the JSON is kept, to check each part's MAC
+/// over it as it was stored (a member the format does not know included) before anything reads the rest.
+pub(crate) enum Parsed {
+    /// A head, and its JSON without `sig`.
+    Head(Head, Value),
+    /// A diff record's `log`; its JSON without `log.sig`.
+    Diff(LogInfo, Value),
+    /// A full record's `log`; its JSON without `log.sig` and `signature`.
+    Full(LogInfo, Value),
+    /// A checkpoint saved by an earlier release (its own `signature`).
+    Checkpoint(Value),
+}
+
+/// Sorts a stored value's parsed JSON (see [`Parsed`]).
+///
+/// # Errors
+/// [`CheckpointError`] for a `log` member that cannot be read.
+pub(crate) fn parsed(mut value: Value) -> Result<Parsed, CheckpointError> {
+    let Value::Object(map) = &mut value else {
+        return Ok(Parsed::Checkpoint(value));
+    };
+    if map.contains_key("session") {
+        let head = serde_json::from_str::<Head>(&value.to_string())
+            .map_err(|e| CheckpointError::at("session head", e.to_string()))?;
+        if let Value::Object(map) = &mut value {
+            map.remove("sig");
+        }
+        return Ok(Parsed::Head(head, value));
+    }
+    let Some(mut log) = map.remove("log") else {
+        return Ok(Parsed::Checkpoint(value));
+    };
+    let info = log_info(log.clone())?;
+    if let Value::Object(l) = &mut log {
+        l.remove("sig");
+    }
+    let diff = map.contains_key("d") && !map.contains_key("messages");
+    if !diff {
+        map.remove("signature");
+    }
+    map.insert("log".into(), log);
+    Ok(if diff {
+        Parsed::Diff(info, value)
+    } else {
+        Parsed::Full(info, value)
+    })
 }
 
 /// The small fields of a checkpoint (not messages, results, state, structured answer, thread or signature),
@@ -772,7 +873,7 @@ mod tests {
         );
         let rec = r#"{"log":{"seq":3,"ev":[[1,"ss",2]]},"d":{"radd":[{"toolUseId":"a","content":"A"}]}}"#;
         assert!(
-            matches!(parse(rec, &limits), Ok(Stored::Diff(l, d)) if l.seq == 3 && l.parent() == 2 && d.radd.len() == 1)
+            matches!(parse(rec, &limits), Ok(Stored::Diff(l, Body::Read(d))) if l.seq == 3 && l.parent() == 2 && d.radd.len() == 1)
         );
         let full = open_turn().to_json();
         assert!(matches!(parse(&full, &limits), Ok(Stored::Full(_, None))));

@@ -564,7 +564,7 @@ pub(crate) async fn run_session(
         events.sequenced(Some(seq), &event);
     }
     let state = if loaded.ended { None } else { loaded.state.take() };
-    let input = match decide(id, turn, state) {
+    let input = match decide(id, turn, state, config) {
         Ok(Decided::Run(input)) => input,
         Ok(Decided::Answer(outcome)) => {
             return SessionRun {
@@ -574,7 +574,7 @@ pub(crate) async fn run_session(
         }
         Err(e) => return failed(e),
     };
-    let run = match config.begin_with(input, true) {
+    let run = match config.begin(input) {
         Ok(r) => r,
         Err(e) => return failed(e),
     };
@@ -690,7 +690,9 @@ enum Decided {
     Answer(Outcome),
 }
 
-fn decide(id: &str, turn: Turn, state: Option<Checkpoint>) -> Result<Decided, AgentError> {
+/// `state` was read and checked by the session's load (a [`Decoded`](crate::Decoded) checkpoint: not checked again).
+fn decide(id: &str, turn: Turn, state: Option<Checkpoint>, config: &AgentConfig) -> Result<Decided, AgentError> {
+    let loaded = |cp| crate::agent::Decoded::checked(cp, config);
     // `reply('')` (or no decisions) means "continue", as `resume()` does.
     let turn = match turn {
         Turn::Reply(Resume::Answer(a)) if a.is_empty() => Turn::Continue,
@@ -714,8 +716,8 @@ fn decide(id: &str, turn: Turn, state: Option<Checkpoint>) -> Result<Decided, Ag
         (Turn::Prompt(_) | Turn::Reply(_), Some(cp)) if !cp.is_interrupted() && !cp.is_finished() => {
             return Err(busy(running.to_owned()));
         }
-        (Turn::Prompt(text), Some(cp)) => Decided::Run(Input::Resume(cp, Resume::Answer(text))),
-        (Turn::Reply(input), Some(cp)) if cp.is_interrupted() => Decided::Run(Input::Resume(cp, input)),
+        (Turn::Prompt(text), Some(cp)) => Decided::Run(Input::Decoded(loaded(cp), Resume::Answer(text))),
+        (Turn::Reply(input), Some(cp)) if cp.is_interrupted() => Decided::Run(Input::Decoded(loaded(cp), input)),
         // A reply with nothing pending: the same answer sent twice (a retry after a lost response). It must
         // not run again as a new turn; that is what prompt() is for.
         (Turn::Reply(_), Some(_)) => {
@@ -735,11 +737,10 @@ fn decide(id: &str, turn: Turn, state: Option<Checkpoint>) -> Result<Decided, Ag
         (Turn::Continue, Some(cp)) if cp.is_finished() => {
             Decided::Answer(Outcome::Complete(crate::agent::AgentResponse {
                 text: log::answer_text(&cp),
-                unchanged: 0,
                 checkpoint: cp,
             }))
         }
-        (Turn::Continue, Some(cp)) => Decided::Run(Input::Resume(cp, Resume::Answer(String::new()))),
+        (Turn::Continue, Some(cp)) => Decided::Run(Input::Decoded(loaded(cp), Resume::Answer(String::new()))),
     })
 }
 

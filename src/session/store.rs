@@ -130,7 +130,7 @@ pub(crate) struct Loaded {
 /// after it, newest first.
 struct Walk {
     base: (Checkpoint, Option<LogInfo>, usize, u64),
-    diffs: Vec<(u64, LogInfo, Diff, usize)>,
+    diffs: Vec<(u64, LogInfo, log::Body, usize)>,
 }
 
 /// Records read so far, by position.
@@ -147,12 +147,17 @@ impl Log<'_> {
         record_key(self.id, seq)
     }
 
-    /// Parses a stored text read from `key` (position `seq`, or the head when `None`).
+    /// Parses a stored text read from `key` (position `seq`, or the head when `None`): opened when sealed; for
+    /// an agent that signs, authenticated before it is read (a diff record when its chain is followed).
     async fn read_text(&self, key: &str, seq: Option<u64>, text: String) -> Result<Read, AgentError> {
         let bytes = text.len();
         let b = seq.map(|s| bound(self.id, s)).unwrap_or_else(|| bound(self.id, 0));
         let text = self.codec.open_text(text, &b).await.map_err(|e| corrupt(key, e))?;
-        let stored = log::parse(&text, &self.codec.limits).map_err(|e| corrupt(key, e))?;
+        let stored = match self.codec.keys {
+            None => log::parse(&text, &self.codec.limits),
+            Some(keys) => self.read_signed(keys, &text).await,
+        }
+        .map_err(|e| corrupt(key, e))?;
         if let Stored::Full(cp, _) = &stored {
             // A checkpoint saved by another session (copied between ids) is refused, signed or not.
             if let Some(t) = cp.thread.as_ref().filter(|t| t.id != self.id) {
@@ -172,10 +177,56 @@ impl Log<'_> {
         if let Some(n) = seq.filter(|n| !place(*n)) {
             return Err(corrupt(
                 key,
-                CheckpointError::at("log.seq", format!("expected position {n}")),
+                self.misplaced("log.seq", format!("expected position {n}")),
             ));
         }
         Ok(Read { stored, bytes })
+    }
+
+    /// A record whose log does not fit its place. An agent that signs authenticates the place with the record
+    /// (its MAC covers the session id, the position and the parent): such a record was changed or moved.
+    fn misplaced(&self, path: &str, problem: String) -> CheckpointError {
+        match self.codec.keys {
+            Some(_) => CheckpointError::Signature {
+                problem: format!("{path}: {problem} (the record was changed or moved)"),
+            },
+            None => CheckpointError::at(path, problem),
+        }
+    }
+
+    /// A stored value of a session an agent with `keys` writes, parsed once and read only after its MAC is
+    /// checked over the JSON as stored: any change that still parses is `SIGNATURE`, a member the format does
+    /// not know included. A diff record's MAC chains it to its parent: it is checked when the chain is followed.
+    async fn read_signed(&self, keys: &crate::keys::CheckpointKeys, text: &str) -> Result<Stored, CheckpointError> {
+        let limits = &self.codec.limits;
+        if text.len() > limits.max_checkpoint_bytes {
+            return Err(CheckpointError::TooLarge {
+                bytes: text.len(),
+                max: limits.max_checkpoint_bytes,
+            });
+        }
+        let agent = self.codec.agent;
+        match log::parsed(crate::checkpoint::parse_value(text, limits)?)? {
+            log::Parsed::Head(head, value) => {
+                keys.verify_value(head.sig.as_ref(), agent, &[self.id, "head"], &value, "session head")
+                    .await?;
+                Ok(Stored::Head(head))
+            }
+            log::Parsed::Diff(info, value) => Ok(Stored::Diff(info, log::Body::Signed(value, text.to_owned()))),
+            // Read from their text once authenticated: no second decoder for every checkpoint type.
+            log::Parsed::Full(info, value) => {
+                let (seq, parent) = (info.seq.to_string(), info.parent().to_string());
+                let what = [self.id, seq.as_str(), parent.as_str(), ""];
+                keys.verify_value(info.sig.as_ref(), agent, &what, &value, "session record")
+                    .await?;
+                let (cp, _) = Checkpoint::read_record(text, limits)?;
+                Ok(Stored::Full(cp, Some(info)))
+            }
+            log::Parsed::Checkpoint(mut value) => {
+                keys.verify_parsed(&mut value, agent).await?;
+                Ok(Stored::Full(Checkpoint::read_record(text, limits)?.0, None))
+            }
+        }
     }
 
     /// The records at `seqs` (in order; `None` where nothing is stored).
@@ -202,38 +253,19 @@ impl Log<'_> {
         else {
             return Ok(HeadSeen::default());
         };
+        // Read as every value is (authenticated then, with keys).
         match self.read_text(self.id, None, text).await?.stored {
-            Stored::Head(h) => {
-                if let Some(keys) = self.codec.keys {
-                    let value = head_value(&h);
-                    keys.verify_value(
-                        h.sig.as_ref(),
-                        self.codec.agent,
-                        &[self.id, "head"],
-                        &value,
-                        "session head",
-                    )
-                    .await
-                    .map_err(|e| corrupt(self.id, e))?;
-                }
-                Ok(HeadSeen {
-                    present: true,
-                    seq: h.seq,
-                    at: h.at,
-                    labels: h.labels,
-                    whole: None,
-                    whole_log: None,
-                })
-            }
+            Stored::Head(h) => Ok(HeadSeen {
+                present: true,
+                seq: h.seq,
+                at: h.at,
+                labels: h.labels,
+                whole: None,
+                whole_log: None,
+            }),
             Stored::Full(cp, log) => {
                 let seq = cp.thread.as_ref().map_or(0, |t| t.step);
-                let mut labels = Labels::new();
-                if let Some(l) = log.as_ref() {
-                    labels = l.labels.clone().unwrap_or_default();
-                    self.verify_full(&cp, l).await.map_err(|e| corrupt(self.id, e))?;
-                } else {
-                    self.codec.verify(&cp).await.map_err(|e| corrupt(self.id, e))?;
-                }
+                let labels = log.as_ref().and_then(|l| l.labels.clone()).unwrap_or_default();
                 Ok(HeadSeen {
                     present: true,
                     seq,
@@ -248,20 +280,6 @@ impl Log<'_> {
                 CheckpointError::at("session head", "a step record stored under the session id"),
             )),
         }
-    }
-
-    async fn verify_full(&self, cp: &Checkpoint, log: &LogInfo) -> Result<(), CheckpointError> {
-        let Some(keys) = self.codec.keys else { return Ok(()) };
-        let value = full_value(cp, log);
-        let (seq, parent) = (log.seq.to_string(), log.parent().to_string());
-        keys.verify_value(
-            log.sig.as_ref(),
-            self.codec.agent,
-            &[self.id, &seq, &parent, ""],
-            &value,
-            "session record",
-        )
-        .await
     }
 
     /// The stored text of a whole record of `cp` at position `seq` (`info` its log member, signed here when
@@ -374,7 +392,7 @@ impl Log<'_> {
         if tip == 0 {
             return Ok(None);
         }
-        let mut diffs: Vec<(u64, LogInfo, Diff, usize)> = Vec::new();
+        let mut diffs: Vec<(u64, LogInfo, log::Body, usize)> = Vec::new();
         let mut at = tip;
         loop {
             if !fetched.contains_key(&at) {
@@ -412,10 +430,8 @@ impl Log<'_> {
                 Stored::Diff(info, d) => {
                     let parent = info.parent();
                     if parent == 0 || parent >= at {
-                        return Err(corrupt(
-                            &self.key(at),
-                            CheckpointError::at("log.parent", format!("{parent} does not precede {at}")),
-                        ));
+                        let problem = format!("{parent} does not precede {at}");
+                        return Err(corrupt(&self.key(at), self.misplaced("log.parent", problem)));
                     }
                     diffs.push((at, info, d, read.bytes));
                     at = parent;
@@ -440,7 +456,7 @@ impl Log<'_> {
             base: (state, info, base_bytes, base_seq),
             diffs,
         } = walk;
-        let (mut state, mut chain) = self.start(state, info.as_ref(), base_bytes, base_seq).await?;
+        let (mut state, mut chain) = self.start(state, info.as_ref(), base_bytes);
         chain.len = diffs.len();
         each(base_seq, &state, info.as_ref());
         let mut info = info;
@@ -452,27 +468,14 @@ impl Log<'_> {
         Ok((state, info, chain))
     }
 
-    /// A whole record (position `seq`, `bytes` long) verified, as the start of a chain.
-    async fn start(
-        &self,
-        mut state: Checkpoint,
-        info: Option<&LogInfo>,
-        bytes: usize,
-        seq: u64,
-    ) -> Result<(Checkpoint, Chain), AgentError> {
-        let key = self.key(seq);
+    /// A whole record (position `seq`, `bytes` long; authenticated when it was read), as the start of a chain.
+    fn start(&self, mut state: Checkpoint, info: Option<&LogInfo>, bytes: usize) -> (Checkpoint, Chain) {
         let mac = match info {
-            Some(l) => {
-                self.verify_full(&state, l).await.map_err(|e| corrupt(&key, e))?;
-                l.sig.as_ref().map(|s| s.mac.clone())
-            }
-            None => {
-                self.codec.verify(&state).await.map_err(|e| corrupt(&key, e))?;
-                state.signature.as_ref().map(|s| s.mac.clone())
-            }
+            Some(l) => l.sig.as_ref().map(|s| s.mac.clone()),
+            None => state.signature.as_ref().map(|s| s.mac.clone()),
         };
         state.signature = None;
-        Ok((state, Chain { mac, len: 0, bytes }))
+        (state, Chain { mac, len: 0, bytes })
     }
 
     /// Applies diff record `seq` to `state`, verifying its link to the chain.
@@ -482,12 +485,15 @@ impl Log<'_> {
         chain: &mut Chain,
         seq: u64,
         l: &LogInfo,
-        d: Diff,
+        body: log::Body,
         bytes: usize,
     ) -> Result<(), AgentError> {
         let key = self.key(seq);
         if let Some(keys) = self.codec.keys {
-            let value = diff_value(l, &d);
+            let value = match &body {
+                log::Body::Signed(v, _) => v.clone(),
+                log::Body::Read(d) => diff_value(l, d),
+            };
             let (s, p) = (seq.to_string(), l.parent().to_string());
             let parent_mac = chain.mac.clone().unwrap_or_default();
             keys.verify_value(
@@ -502,6 +508,7 @@ impl Log<'_> {
         }
         chain.mac = l.sig.as_ref().map(|s| s.mac.clone());
         chain.bytes += bytes;
+        let d = body.diff().map_err(|e| corrupt(&key, e))?;
         log::apply(state, d, seq).map_err(|e| corrupt(&key, e))
     }
 
@@ -578,7 +585,7 @@ impl Log<'_> {
                     }
                     // A whole record: a snapshot, or a restore that branched.
                     Stored::Full(cp, l) => {
-                        (state, chain) = self.start(cp, l.as_ref(), read.bytes, seq).await?;
+                        (state, chain) = self.start(cp, l.as_ref(), read.bytes);
                         reporter.record(seq, &state, l.as_ref(), sink);
                     }
                     _ => {

@@ -18,9 +18,9 @@ use super::glue::{
 };
 use super::model::{JsModel, model_of};
 use crate::{
-    Agent, AgentBuilder, AgentError, AgentSpec, Approval, Checkpoint, Event, EventSink, Input, InterruptError, Message,
-    Model, ModelError, ModelRequest, ModelResponse, NeedsApproval, OnExpire, Outcome, Resume, Tool, ToolContext,
-    ToolDefinition, ToolError, ToolSpec, Usage,
+    Agent, AgentBuilder, AgentError, AgentSpec, Approval, Checkpoint, Decoded, Event, EventSink, Input, InterruptError,
+    Message, Model, ModelError, ModelRequest, ModelResponse, NeedsApproval, OnExpire, Outcome, Resume, Tool,
+    ToolContext, ToolDefinition, ToolError, ToolSpec, Usage,
 };
 
 /// How many parsed specs are kept (most recently used first), and the longest text kept: a few agents per
@@ -245,9 +245,9 @@ impl Call {
 
     /// The checkpoint the caller handed in (an object, its JSON text or a sealed envelope), decoded as this
     /// agent reads checkpoints.
-    pub(super) async fn checkpoint_in(&self, value: &JsValue) -> Result<Checkpoint, AgentError> {
+    pub(super) async fn checkpoint_in(&self, value: &JsValue) -> Result<Decoded, AgentError> {
         let text = checkpoint_text(value, self.agent.limits().max_checkpoint_bytes)?;
-        Ok(self.agent.decode_checkpoint(&text).await?)
+        Ok(self.agent.decode(&text).await?)
     }
 
     /// The checkpoint to hand out: the envelope when the agent seals, `None` (as it is) otherwise.
@@ -465,11 +465,11 @@ async fn run(
         })?),
         (None, Some((checkpoint, answer))) => {
             let answer = answer_of(&answer).map_err(|e| agent_error(e, None, None))?;
-            let cp = call
+            let decoded = call
                 .checkpoint_in(&checkpoint)
                 .await
                 .map_err(|e| agent_error(e, None, None))?;
-            Input::Resume(cp, answer)
+            Input::Decoded(decoded, answer)
         }
         (None, None) => return Err(config_error("nothing to run".into())),
     };

@@ -259,7 +259,7 @@ pub fn session_save(session: JsValue, checkpoint: JsValue) -> Promise {
                 .checkpoint_in(&checkpoint)
                 .await
                 .map_err(|e| agent_error(e, None, None))?;
-            let saved = p.session().save(&cp).await.map_err(|e| p.error(e))?;
+            let saved = p.session().save(cp.checkpoint()).await.map_err(|e| p.error(e))?;
             p.checkpoint_js(&saved).await
         })
     })

@@ -1,0 +1,113 @@
+// The binding only converts (issue 23): every options object is read by the core — an unknown or misspelled
+// key is a ConfigError naming it and the nearest known one, never a silent default; a signed checkpoint is
+// authenticated before it is read; a JS model is shown the checked history; a tool's result has one text
+// whatever host ran it; numbers re-spelled by a store still read.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  agent, scriptedModel, defineTool, InterruptError, memorySaver, openai, anthropic, kvSaver, indexedDbSaver, workersAI,
+  fileSaver, CheckpointError, ConfigError,
+} from 'resumable-agent';
+import { kvStandIn } from './kv-standin.mjs';
+import { toolUse, turn } from './helpers.mjs';
+
+const model = scriptedModel(['ok']);
+const refusedWith = (fn, pattern) => assert.throws(fn, (e) => e instanceof ConfigError && pattern.test(e.message), String(pattern));
+
+describe('every options object refuses what it does not know, naming the nearest known key', () => {
+  test('agent config', () => {
+    refusedWith(() => agent({ model, system: 'Be brief.' }), /config\.system: unknown option; did you mean "instructions"\?/);
+    refusedWith(() => agent({ model, maxSteps: 3 }), /config\.maxSteps: unknown option; did you mean "maxIterations"\?/);
+    refusedWith(() => agent({ model, tool: [] }), /config\.tool: unknown option; did you mean "tools"\?/);
+    refusedWith(() => agent({ model, limits: { maxBytes: 10 } }), /config\.limits\.maxBytes: unknown option; did you mean "maxCheckpointBytes"\?/);
+    refusedWith(() => agent({ model, onEvent: () => {} }), /config\.onEvent: unknown option/);
+    refusedWith(() => agent({ model, compaction: { maxBytes: 1000, maxMesages: 4 } }), /config\.compaction\.maxMesages: unknown option; did you mean "maxMessages"\?/);
+    refusedWith(() => agent({ model, maxIterations: '3' }), /config\.maxIterations: expected a positive integer, got string "3"/);
+  });
+
+  test('tools and their JSON Schemas, checked where they are defined', () => {
+    const handle = () => 'x';
+    refusedWith(() => defineTool({ name: 'a', parameters: { type: 'object' }, handle }), /defineTool\.parameters: unknown option; did you mean "schema"\?/);
+    refusedWith(() => defineTool({ name: 'a', execute: handle, handle }), /defineTool\.execute: unknown option; did you mean "handle"\?/);
+    refusedWith(() => defineTool({ name: 'a', schema: { type: 'object', properties: { q: { type: 'strng' } } }, handle }),
+      /defineTool\.inputSchema\.properties\.q\.type: unknown type "strng"; did you mean "string"\?/);
+    refusedWith(() => defineTool({ name: 'a', schema: { type: 'object', required: 'q' }, handle }), /inputSchema\.required: expected an array of property names, got string "q"/);
+    refusedWith(() => defineTool({ name: 'a', schema: { type: 'object', propertys: {} }, handle }), /inputSchema\.propertys: unknown JSON Schema keyword; did you mean "properties"\?/);
+    refusedWith(() => agent({ model, output: { type: 'object', properties: { n: { type: 'int' } } } }), /config\.output\.properties\.n\.type: unknown type "int"; did you mean "integer"\?/);
+    // A JSON Schema of the full language still passes: formats, bounds, combinators, $defs, extensions.
+    const rich = { type: 'object', properties: { when: { type: 'string', format: 'date', pattern: '^2' }, n: { type: ['integer', 'null'], minimum: 0 } }, $defs: {}, 'x-note': 1, additionalProperties: false };
+    assert.deepEqual(defineTool({ name: 'ok', schema: rich, handle }).inputSchema, rich);
+  });
+
+  test('providers, savers and sessions', () => {
+    refusedWith(() => openai({ model: 'm', baseUrl: 'http://127.0.0.1:1' }), /openai\(options\)\.baseUrl: unknown option; did you mean "baseURL"\?/);
+    refusedWith(() => anthropic({ apiKey: 'k', model: 'm', max_tokens: 10 }), /anthropic\(options\)\.max_tokens: unknown option; did you mean "maxTokens"\?/);
+    refusedWith(() => anthropic({ apiKey: 'k', model: 'm', thinking: { budgetTokens: 8000 } }), /thinking\.budgetTokens: must be below maxTokens \(4096\)/);
+    refusedWith(() => workersAI({ run: async () => ({}) }, { model: 'm', stream: true }), /workersAI\(binding, options\)\.stream: unknown option/);
+    refusedWith(() => kvSaver(kvStandIn(), { prefx: 'a:' }), /kvSaver options\.prefx: unknown option; did you mean "prefix"\?/);
+    refusedWith(() => indexedDbSaver({ database: 'x' }), /indexedDbSaver options\.database: unknown option/);
+    refusedWith(() => agent({ model }).session(memorySaver(), 's', { keepComplete: true }), /session options\.keepComplete: unknown option; did you mean "keepCompleted"\?/);
+    const dir = mkdtempSync(join(tmpdir(), 'ra-options-'));
+    try {
+      refusedWith(() => fileSaver({ dir, namespace: 'x' }), /fileSaver options\.namespace: unknown option/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('call options and InterruptError', async () => {
+    await assert.rejects(agent({ model }).prompt('hi', { onevent: () => {} }), /options\.onevent: unknown option \(known: onEvent, signal\)/);
+    assert.throws(() => new InterruptError({ question: 'Which plan?' }), (e) => e instanceof ConfigError && /the question comes first, as a string: new InterruptError\("Which plan\?"/.test(e.message));
+    assert.throws(() => new InterruptError('Q?', { choices: ['a'] }), /InterruptError options\.choices: unknown option/);
+  });
+});
+
+const KEYS = { current: 'k', keys: { k: 'a secret of sixteen+ bytes' } };
+const ask = defineTool({ name: 'ask_user', schema: (s) => ({ question: s.string().required() }), handle: ({ question }) => { throw new InterruptError(question); } });
+
+describe('what a run reads back is what was checked', () => {
+  test('a signed checkpoint with a field added anywhere is refused by its signature, not read without it', async () => {
+    const a = agent({ model: scriptedModel([turn(toolUse('q', 'ask_user', { question: 'When?' })), 'Done.']), tools: [ask], checkpointKeys: KEYS });
+    const paused = await a.prompt('Plan');
+    for (const edit of [(c) => { c.note = 'approved'; }, (c) => { c.messages[0].name = 'admin'; }, (c) => { c.messages[1].content[0].cache_control = { type: 'ephemeral' }; }]) {
+      const changed = structuredClone(paused.checkpoint);
+      edit(changed);
+      const e = await a.resume(changed, 'May').catch((x) => x);
+      assert.ok(e instanceof CheckpointError && e.code === 'SIGNATURE', `${e?.code}: ${e?.message}`);
+    }
+    assert.equal((await a.resume(structuredClone(paused.checkpoint), 'May')).text, 'Done.');
+  });
+
+  test('a JS model is shown the history as the core read it: fields the format lacks dropped, lone surrogates replaced', async () => {
+    let seen;
+    const a = agent({ model: async (request) => { seen = request.messages; return { content: [{ type: 'text', text: 'ok' }] }; } });
+    const text = '{"version":2,"messages":[{"role":"user","content":"a\\ud800b","name":"admin"},'
+      + '{"role":"assistant","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}],'
+      + '"iterations":1,"usage":{"inputTokens":0,"outputTokens":0}}';
+    await a.resume(text, 'next');
+    assert.deepEqual(seen[0], { role: 'user', content: 'a\ufffdb' });
+    assert.deepEqual(seen[1], { role: 'assistant', content: [{ type: 'text', text: 'hi' }] });
+  });
+
+  test("a tool's object result reaches the model as one text, whatever host ran the tool (keys sorted, numbers as JS writes them)", async () => {
+    const lookup = defineTool({ name: 'lookup', handle: () => ({ b: 1, a: 1.0, c: { z: [2.5, 'x'], y: null } }) });
+    const r = await agent({ model: scriptedModel([turn(toolUse('c1', 'lookup', {})), 'done']), tools: [lookup] }).prompt('go');
+    assert.equal(r.messages[2].content[0].content, '{"a":1,"b":1,"c":{"y":null,"z":[2.5,"x"]}}');
+  });
+
+  test('whole numbers a store re-spelled (8.0) read as they were written', async () => {
+    const a = agent({ model: scriptedModel([turn(toolUse('q', 'ask_user', { question: 'When?' })), 'Done.']), tools: [ask] });
+    const paused = await a.prompt('Plan');
+    const text = JSON.stringify(paused.checkpoint)
+      .replace('"iterations":1', '"iterations":1.0')
+      .replace('"inputTokens":0', '"inputTokens":0.0')
+      .replace('"version":2', '"version":2e0');
+    assert.notEqual(text, JSON.stringify(paused.checkpoint));
+    const done = await a.resume(text, 'May');
+    assert.equal(done.text, 'Done.');
+    assert.equal(done.iterations, 2);
+  });
+});
