@@ -139,6 +139,9 @@ pub enum Resume {
     Decisions(Vec<Decision>),
     /// One decision per pending interrupt, keyed by interrupt id.
     DecisionsById(Vec<(String, Decision)>),
+    /// Decisions as JSON — an array in interrupt order or an object keyed by interrupt id, as the npm package's
+    /// `{ decisions }` — read against what the run waits for, so a problem names the interrupt it is about.
+    Json(Value),
 }
 
 impl Resume {
@@ -160,12 +163,19 @@ impl Resume {
     /// # Errors
     /// [`AgentError::Decision`](crate::AgentError) naming the path of what is wrong.
     pub fn from_decisions_json(text: &str) -> Result<Self, crate::AgentError> {
+        decisions_value(text)?.read(&[])
+    }
+
+    /// [`Resume::Json`] read against `pending`, the interrupts the run waits for: a decision given by its
+    /// place names the interrupt at that place when something is wrong with it. Any other input as it is.
+    ///
+    /// # Errors
+    /// [`AgentError::Decision`](crate::AgentError) naming the interrupt and the path of what is wrong.
+    pub fn read(self, pending: &[Interrupt]) -> Result<Self, crate::AgentError> {
+        let Resume::Json(value) = self else {
+            return Ok(self);
+        };
         let problem = |p: String| crate::AgentError::Decision { id: None, problem: p };
-        let text = crate::limits::repair_lone_surrogates(text);
-        if crate::limits::text_depth(&text) > crate::limits::MAX_DEPTH_LIMIT {
-            return Err(problem("decisions: nested too deep".into()));
-        }
-        let value: Value = serde_json::from_str(&text).map_err(|e| problem(format!("decisions: {e}")))?;
         match value {
             Value::Array(list) => {
                 let with_ids = list.iter().filter(|d| d.get("id").is_some()).count();
@@ -177,7 +187,8 @@ impl Resume {
                     .enumerate()
                     .map(|(k, d)| {
                         let id = d.get("id").and_then(Value::as_str).map(str::to_owned);
-                        decision(d, &format!("decisions[{k}]"), id.clone()).map(|dec| (id, dec))
+                        let about = id.clone().or_else(|| pending.get(k).map(|i| i.id.clone()));
+                        decision(d, &format!("decisions[{k}]"), about).map(|dec| (id, dec))
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 if with_ids > 0 {
@@ -223,8 +234,13 @@ impl Resume {
                 if let Some(k) = o.keys().find(|k| *k != "decisions") {
                     return Err(problem(crate::spec::unknown_option("answer", k, &["decisions"], &[])));
                 }
-                let decisions = o.remove("decisions").unwrap_or(Value::Null);
-                Resume::from_decisions_json(&decisions.to_string())
+                let decisions = decisions_value(&o.remove("decisions").unwrap_or(Value::Null).to_string())?;
+                // No decisions at all mean "continue": read at once, so a session sees it.
+                match &decisions {
+                    Resume::Json(Value::Array(a)) if a.is_empty() => decisions.read(&[]),
+                    Resume::Json(Value::Object(m)) if m.is_empty() => decisions.read(&[]),
+                    _ => Ok(decisions),
+                }
             }
             other => Err(problem(format!(
                 "answer: expected a string or {{ decisions }}, got {}",
@@ -232,6 +248,17 @@ impl Resume {
             ))),
         }
     }
+}
+
+/// Decisions' JSON text as a value (lone surrogates as U+FFFD; no deeper than the limits allow).
+fn decisions_value(text: &str) -> Result<Resume, crate::AgentError> {
+    let problem = |p: String| crate::AgentError::Decision { id: None, problem: p };
+    let text = crate::limits::repair_lone_surrogates(text);
+    if crate::limits::text_depth(&text) > crate::limits::MAX_DEPTH_LIMIT {
+        return Err(problem("decisions: nested too deep".into()));
+    }
+    let value: Value = serde_json::from_str(&text).map_err(|e| problem(format!("decisions: {e}")))?;
+    Ok(Resume::Json(value))
 }
 
 /// One decision, naming the path of what is wrong with it.

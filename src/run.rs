@@ -973,7 +973,7 @@ impl<'c> Run<'c> {
             Resume::Answer(text) => text,
             Resume::Decisions(d) if d.is_empty() => String::new(),
             Resume::DecisionsById(d) if d.is_empty() => String::new(),
-            Resume::Decisions(_) | Resume::DecisionsById(_) => {
+            Resume::Decisions(_) | Resume::DecisionsById(_) | Resume::Json(_) => {
                 return Err(decision_error(
                     None,
                     "the run waits for nothing: there is nothing to decide",
@@ -1231,6 +1231,7 @@ fn denial(interrupt: &Interrupt, message: Option<&str>) -> String {
 
 /// One decision per pending interrupt, in interrupt order.
 fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Vec<Decision>, AgentError> {
+    let input = input.read(pending)?;
     let ids = || {
         pending
             .iter()
@@ -1264,6 +1265,7 @@ fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Vec<Decision>
             }
             Ok(list)
         }
+        Resume::Json(_) => Err(decision_error(None, "decisions were not read")),
         Resume::DecisionsById(mut list) => {
             for (id, _) in &list {
                 if !pending.iter().any(|i| &i.id == id) {

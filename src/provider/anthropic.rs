@@ -14,7 +14,7 @@ use crate::model::{Delta, DeltaSink, ModelRequest, ModelResponse, StopReason};
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Settings of the Anthropic wire format.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Anthropic {
     /// Model name, e.g. `claude-sonnet-4-5`.
@@ -33,6 +33,18 @@ pub struct Anthropic {
     /// Extended thinking with this token budget (`thinking: { type: "enabled", budget_tokens }`; at least
     /// 1024 and below `max_tokens`). Its `thinking` blocks are kept and sent back as the API requires.
     pub thinking_budget: Option<u32>,
+}
+
+/// Shows the settings without the API key (and without header values, which may be credentials).
+impl std::fmt::Debug for Anthropic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Anthropic")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("max_tokens", &self.max_tokens)
+            .field("headers", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Anthropic {

@@ -285,18 +285,21 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
         self
     }
 
-    /// `text` without the API key and whatever else of `request` may be a credential, then cut to a
-    /// readable length (in that order, so no prefix of a secret survives the cut).
+    /// `text` without the API key and whatever else of `request` may be a credential — whole, or any piece
+    /// of one at least [`MIN_FRAGMENT`] bytes long (a server that echoes `sk-proj-abcdefgh…wxyz`) — then cut to
+    /// a readable length (in that order, so no prefix of a secret survives the cut).
     fn redact(&self, request: &HttpRequest, text: &str) -> String {
-        let mut out = text.to_owned();
         let mut secrets = secrets_of(request);
         secrets.push(self.secret.clone());
-        // Longest first, so a secret containing another is removed whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        for secret in secrets.iter().filter(|s| s.len() >= MIN_REDACTED_LEN) {
-            out = out.replace(secret.as_str(), "[redacted]");
-        }
-        truncate(&redact_userinfo(&out), MAX_ERROR_MESSAGE)
+        let secrets: Vec<&str> = secrets
+            .iter()
+            .map(String::as_str)
+            .filter(|s| s.len() >= MIN_REDACTED_LEN)
+            .collect();
+        // A long body (an HTML error page) is cut to a few times what is kept first: a piece of a secret the
+        // cut leaves is still a piece, and is taken out.
+        let text = truncate(text, 4 * MAX_ERROR_MESSAGE);
+        truncate(&redact_userinfo(&redact_fragments(&text, &secrets)), MAX_ERROR_MESSAGE)
     }
 
     fn http_error(&self, request: &HttpRequest, status: Option<u16>, message: &str) -> ModelError {
@@ -499,6 +502,47 @@ fn secrets_of(request: &HttpRequest) -> Vec<String> {
     out
 }
 
+/// The shortest piece of a secret taken out of an error message (secrets shorter than it go whole).
+const MIN_FRAGMENT: usize = 8;
+
+/// `text` with every piece of a secret in `secrets` — the whole secret, or any [`MIN_FRAGMENT`] bytes or more
+/// of it — as `[redacted]`.
+fn redact_fragments(text: &str, secrets: &[&str]) -> String {
+    let bytes = text.as_bytes();
+    let mut hidden = vec![false; bytes.len()];
+    for secret in secrets {
+        let window = MIN_FRAGMENT.min(secret.len());
+        for piece in secret.as_bytes().windows(window) {
+            // A piece with a space is a header's scheme beside its token ("Bearer sk-…"), not a secret's.
+            let Ok(piece) = std::str::from_utf8(piece) else {
+                continue;
+            };
+            if piece.contains(char::is_whitespace) {
+                continue;
+            }
+            for (at, _) in text.match_indices(piece) {
+                if let Some(h) = hidden.get_mut(at..at + piece.len()) {
+                    h.fill(true);
+                }
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_secret = false;
+    for (i, c) in text.char_indices() {
+        if hidden.get(i).copied().unwrap_or(false) {
+            if !in_secret {
+                out.push_str("[redacted]");
+            }
+            in_secret = true;
+        } else {
+            in_secret = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Every `scheme://user:password@` in `text` as `scheme://[redacted]@` (a URL echoed in an error).
 fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -640,6 +684,35 @@ mod tests {
         let m = model(vec![Err("could not reach https://user:hunter2-pass@host/".into()); 3]);
         let message = run(&m).unwrap_err().to_string();
         assert!(!message.contains("hunter2"), "{message}");
+    }
+
+    #[test]
+    fn a_key_echoed_in_pieces_is_taken_out_piece_by_piece() {
+        let key = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        let echoed = format!(
+            "Incorrect API key provided: {}…{}. You can find your key at …",
+            &key[..20],
+            &key[key.len() - 4..]
+        );
+        let body = serde_json::json!({"error": {"message": echoed}}).to_string();
+        let client = Scripted {
+            answers: Mutex::new(vec![Ok(HttpResponse::new(401, None, body))]),
+            slept: Mutex::default(),
+            seen: Mutex::default(),
+        };
+        let m = HttpModel::new(anthropic::Anthropic::new(key, "claude-test"), client, key);
+        let message = run(&m).unwrap_err().to_string();
+        assert!(
+            !message.contains(&key[..8]) && !message.contains(&key[10..18]),
+            "{message}"
+        );
+        assert!(message.contains("Incorrect API key provided: [redacted]…"), "{message}");
+        assert_eq!(
+            redact_fragments("a 1234567 b", &["01234567"]),
+            "a 1234567 b",
+            "7 bytes of it stay"
+        );
+        assert_eq!(redact_fragments("a x12345678y b", &["12345678"]), "a x[redacted]y b");
     }
 
     #[test]

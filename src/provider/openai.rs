@@ -12,7 +12,7 @@ use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
 use crate::model::{Delta, DeltaSink, ModelRequest, ModelResponse, StopReason};
 
 /// Settings of the Chat Completions wire format.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct OpenAi {
     /// Model name, e.g. `gpt-4.1-mini`.
@@ -26,6 +26,18 @@ pub struct OpenAi {
     pub headers: Vec<(String, String)>,
     /// Per-request timeout (default 120 s).
     pub timeout: Duration,
+}
+
+/// Shows the settings without the API key (and without header values, which may be credentials).
+impl std::fmt::Debug for OpenAi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAi")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("max_tokens", &self.max_tokens)
+            .field("headers", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 impl OpenAi {

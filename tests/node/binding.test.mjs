@@ -111,3 +111,39 @@ describe('what a run reads back is what was checked', () => {
     assert.equal(done.iterations, 2);
   });
 });
+
+test('a DecisionError names the interrupt it is about, also for a decision given by its place', async () => {
+  const send = defineTool({ name: 'send', needsApproval: true, handle: () => 'sent' });
+  const a = agent({ model: scriptedModel([turn(toolUse('c1', 'send', {}), toolUse('c2', 'send', {})), 'done']), tools: [send] });
+  const paused = await a.prompt('go');
+  for (const [decisions, id] of [[[{ type: 'approve' }, { type: 'maybe' }], 'c2'], [[{ type: 'approve', extra: 1 }, { type: 'deny' }], 'c1'], [{ c2: { type: 'nope' }, c1: { type: 'approve' } }, 'c2']]) {
+    const e = await a.resume(paused.checkpoint, { decisions }).catch((x) => x);
+    assert.equal(e.name, 'DecisionError', e.message);
+    assert.equal(e.interruptId, id, e.message);
+    assert.match(e.message, new RegExp(`decision for "${id}"`));
+  }
+});
+
+test("a provider error that echoes the API key in pieces shows none of them, in the message or the stack", async () => {
+  const { createServer } = await import('node:http');
+  const key = 'sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${key.slice(0, 20)}…${key.slice(-4)}` } }));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const model = openai({ apiKey: key, model: 'gpt-test', baseURL: `http://127.0.0.1:${server.address().port}/v1`, maxRetries: 0 });
+    const e = await agent({ model }).prompt('hi').catch((x) => x);
+    assert.equal(e.name, 'ModelError');
+    assert.equal(e.status, 401);
+    for (const text of [e.message, e.stack, JSON.stringify(e)]) {
+      assert.ok(!text.includes(key.slice(0, 8)) && !text.includes(key.slice(8, 20)), text);
+    }
+  } finally {
+    server.close();
+  }
+});
