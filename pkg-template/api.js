@@ -306,14 +306,14 @@ class Session {
     return { [Symbol.asyncIterator]() { return events.iterator(); } };
   }
 
-  /** Saved steps, newest first: `{ id, parentId?, step, label?, createdAt, interrupted, question?, iterations, usage }`. */
+  /** Saved steps, newest first: `{ step, parentStep?, label?, updatedAt, interrupted, question?, iterations, usage, messageCount }`. */
   async history({ limit, before } = {}) { return wasm.sessionHistory(Session.parts(this, 'history'), limit, before); }
-  /** The latest checkpoint, or the one saved as step `id`. */
-  async checkpoint(id) { return wasm.sessionCheckpoint(Session.parts(this, 'checkpoint'), id); }
+  /** The latest checkpoint, or the one saved as `step`. */
+  async checkpoint(step) { return wasm.sessionCheckpoint(Session.parts(this, 'checkpoint'), step); }
   /** Names a saved step. */
-  async label(id, name) { return wasm.sessionLabel(Session.parts(this, 'label'), id, name); }
-  /** Makes a saved step (by id or label) the head again: the next call continues from it, as a new branch. */
-  async restore(idOrLabel) { return wasm.sessionRestore(Session.parts(this, 'restore'), idOrLabel); }
+  async label(step, name) { return wasm.sessionLabel(Session.parts(this, 'label'), step, name); }
+  /** Makes a saved step (by its number or label) the head again: the next call continues from it, as a new branch. */
+  async restore(stepOrLabel) { return wasm.sessionRestore(Session.parts(this, 'restore'), stepOrLabel); }
   /** Saves a checkpoint (e.g. a SaverError's) as the session's new head. */
   async save(checkpoint) { return wasm.sessionSave(Session.parts(this, 'save'), checkpoint); }
   /** Removes the session and its history. */

@@ -179,21 +179,20 @@ export interface CheckpointSummary {
   label?: string;
 }
 
-/** One step of a session's history, as `session.history()` lists it. */
-export interface HistoryEntry {
-  /** The step's id (its number, as a string): for checkpoint(id), label(id, …), restore(id). */
-  id: string;
-  /** The step it continues from. */
-  parentId?: string;
+/** One step of a session's history, as `session.history()` lists it: its summary (the names a checkpoint's `thread` and a listing use). */
+export interface HistoryEntry extends Omit<CheckpointSummary, 'runId'> {
+  /** Its number in the session's history: for checkpoint(step), label(step, …), restore(step). */
   step: number;
-  label?: string;
+  /** The step it continues from (after a restore, an earlier one). */
+  parentStep?: number;
   /** When it was saved (ms since the epoch). */
+  updatedAt?: number;
+  /** @deprecated The step as a string: use `step`. */
+  id: string;
+  /** @deprecated The parent step as a string: use `parentStep`. */
+  parentId?: string;
+  /** @deprecated When it was saved: use `updatedAt` (the same value). */
   createdAt?: number;
-  interrupted: boolean;
-  question?: string;
-  iterations: number;
-  usage: Usage;
-  messageCount: number;
 }
 
 /** One entry of a saver's `list`: the key and the summary of what is stored under it. */
@@ -231,8 +230,6 @@ export interface InterruptedResponse {
 
 /** How a run ended: finished, or paused. */
 export type Outcome<T = unknown> = AgentResponse<T> | InterruptedResponse;
-/** @deprecated Use Outcome. */
-export type AgentResult<T = unknown> = Outcome<T>;
 
 /** Type guard: the run paused for a human. */
 export function isInterrupted<T>(result: AgentResponse<T> | InterruptedResponse): result is InterruptedResponse;
@@ -303,8 +300,6 @@ export interface ToolDefinition {
   description: string;
   inputSchema: JsonSchema;
 }
-/** @deprecated Use ToolDefinition. */
-export type ToolSpec = ToolDefinition;
 
 /** What a model is asked. Treat it as read-only. */
 export interface ModelRequest {
@@ -463,14 +458,12 @@ export interface DefineToolOptions<I> {
   /** What a resume does once this tool's interrupt expired: 'deny' the call, or fail with InterruptExpiredError ('error', the default). */
   onExpire?: 'deny' | 'error';
 }
-/** @deprecated Use DefineToolOptions. */
-export type ToolDefinitionOptions<I> = DefineToolOptions<I>;
 
 export function defineTool<S extends Shape>(
   def: DefineToolOptions<InferShape<S>> & { schema: (s: SchemaBuilder) => S },
 ): Tool<InferShape<S>>;
 export function defineTool<I = Record<string, unknown>>(
-  def: DefineToolOptions<I> & ({ schema?: JsonSchema } | { inputSchema: JsonSchema }),
+  def: DefineToolOptions<I> & ({ schema?: JsonSchema } | { /** @deprecated The older name of `schema`. */ inputSchema: JsonSchema }),
 ): Tool<I>;
 
 // ---- the agent -----------------------------------------------------------------------------------------
@@ -593,7 +586,7 @@ export interface Agent<T = unknown> {
   free(): void;
   [Symbol.dispose](): void;
 }
-/** @deprecated Use Agent (the reference's name). */
+/** The reference's name for an agent. */
 export type AgentRunner = Agent;
 
 export interface SessionOptions {
@@ -638,12 +631,12 @@ export interface Session<T = unknown> {
   stream(input: { prompt: string } | { answer: ResumeAnswer } | { resume: true }, options?: RunOptions): EventStream;
   /** The saved steps, newest first, read without loading conversations. */
   history(options?: { limit?: number; before?: number }): Promise<HistoryEntry[]>;
-  /** The latest checkpoint, or the one saved as step `id`. */
-  checkpoint(id?: string | number): Promise<Checkpoint | null>;
+  /** The latest checkpoint, or the one saved as `step`. */
+  checkpoint(step?: number | string): Promise<Checkpoint | null>;
   /** Names a saved step (a name moves from any other step). */
-  label(id: string | number, name: string): Promise<void>;
-  /** Makes a saved step the head again; the next call continues from it as a new branch. */
-  restore(idOrLabel: string | number): Promise<Checkpoint>;
+  label(step: number | string, name: string): Promise<void>;
+  /** Makes a saved step (by its number or label) the head again; the next call continues from it as a new branch. */
+  restore(stepOrLabel: number | string): Promise<Checkpoint>;
   /** Saves a checkpoint (e.g. a SaverError's) as the session's new head. */
   save(checkpoint: Checkpoint): Promise<Checkpoint>;
   /** Removes the session and its history. */
@@ -918,8 +911,13 @@ export class InstanceLostError extends AgentError {
 /** A saver failed. In a session, `checkpoint` holds the run that could not be saved. */
 export class SaverError extends AgentError {
   /**
-   * NOT_CHECKPOINT: `saver.get(key)` of a key that holds a session's head or one of its step records (read
-   * sessions through `session.checkpoint()` / `history()`).
+   * TOO_LARGE: a value over the store's limit (KV 25 MiB, a Durable Object 2 MB), refused before writing;
+   * KEY_LENGTH: a key the store cannot hold; CORRUPT: a stored value that is not a checkpoint; BACKEND: the
+   * store failed (its error is `cause`); OPTION: a saver option the store refuses; QUOTA_EXCEEDED: IndexedDB's
+   * quota is full; BLOCKED: another tab holds an old IndexedDB connection; CONFLICT: a conditional put found
+   * the key changed; TIMEOUT: an operation took longer than the session's `timeoutMs`; NOT_CHECKPOINT:
+   * `saver.get(key)` of a key that holds a session's head or one of its step records (read sessions through
+   * `session.checkpoint()` / `history()`).
    */
   readonly code: 'TOO_LARGE' | 'KEY_LENGTH' | 'CORRUPT' | 'BACKEND' | 'OPTION' | 'QUOTA_EXCEEDED' | 'BLOCKED' | 'CONFLICT' | 'TIMEOUT' | 'NOT_CHECKPOINT';
   readonly checkpoint?: Checkpoint;

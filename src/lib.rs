@@ -97,7 +97,8 @@ pub use saver::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve_checkp
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use saver::{Durability, IndexedDbOptions, IndexedDbSaver};
 pub use session::{
-    DEFAULT_MAX_HISTORY, EVENT_BLOCK, Follow, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Turn, list_sessions,
+    AutoSave, DEFAULT_MAX_HISTORY, EVENT_BLOCK, Follow, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Turn,
+    list_sessions,
 };
 pub use spec::{AgentSpec, HOST_FUNCTION, NeedsApproval, ToolSpec};
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

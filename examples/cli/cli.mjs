@@ -96,7 +96,7 @@ async function command(line) {
       return true;
     case '/history':
       for (const h of await session.history({ limit: 20 })) {
-        out(`  #${h.id}${h.label ? ` [${h.label}]` : ''}: ${messages(h.messageCount)}${h.interrupted ? `, paused on "${h.question}"` : ''}${h.parentId && Number(h.parentId) !== h.step - 1 ? ` (branch from #${h.parentId})` : ''}`);
+        out(`  #${h.step}${h.label ? ` [${h.label}]` : ''}: ${messages(h.messageCount)}${h.interrupted ? `, paused on "${h.question}"` : ''}${h.parentStep && h.parentStep !== h.step - 1 ? ` (branch from #${h.parentStep})` : ''}`);
       }
       return true;
     case '/label': {

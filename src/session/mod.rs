@@ -89,11 +89,22 @@ pub struct SessionOptions {
     pub keep_completed: bool,
     /// Records kept (the oldest unlabelled ones go first); default [`DEFAULT_MAX_HISTORY`] (all).
     pub max_history: usize,
-    /// Save after every step (default), or only when the run starts and stops.
-    pub save_every_step: bool,
+    /// When the session saves: after every step (default), or only when the run starts and stops.
+    pub auto_save: AutoSave,
     /// Bounds each saver operation (ms): a store that never answers cannot hang a call
     /// ([`SaverError::Timeout`](crate::SaverError)); see [`Timeout`](crate::Timeout) for where it holds.
     pub timeout_ms: Option<u64>,
+}
+
+/// When a session saves its run (the npm package's session option `autoSave`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AutoSave {
+    /// After every step, so a process that dies mid-run loses nothing (`"step"`, the default).
+    #[default]
+    Step,
+    /// When the run starts and when it stops: fewer writes; a crash loses the steps since the start (`"stop"`).
+    Stop,
 }
 
 impl SessionOptions {
@@ -115,9 +126,9 @@ impl SessionOptions {
                     ("saveEveryStep", "autoSave"),
                 ],
             )?;
-            let save_every_step = match o.string("autoSave")?.as_deref() {
-                None | Some("step") => true,
-                Some("stop") => false,
+            let auto_save = match o.string("autoSave")?.as_deref() {
+                None | Some("step") => AutoSave::Step,
+                Some("stop") => AutoSave::Stop,
                 Some(other) => {
                     return Err(format!(
                         "session options.autoSave: expected \"step\" (after every step) or \"stop\" (when the run starts and stops), got {other:?}"
@@ -130,7 +141,7 @@ impl SessionOptions {
                 max_history: o
                     .integer("maxHistory", 0)?
                     .map_or(DEFAULT_MAX_HISTORY, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-                save_every_step,
+                auto_save,
                 timeout_ms: o.integer("timeoutMs", 1)?,
             })
         };
@@ -143,7 +154,7 @@ impl Default for SessionOptions {
         SessionOptions {
             keep_completed: false,
             max_history: DEFAULT_MAX_HISTORY,
-            save_every_step: true,
+            auto_save: AutoSave::Step,
             timeout_ms: None,
         }
     }
@@ -215,11 +226,19 @@ impl<S: Saver> Session<'_, S> {
         self
     }
 
-    /// Saves only when the run starts and stops instead of after every step (fewer writes; a crash then loses
-    /// the steps since the start).
-    pub fn save_every_step(mut self, every: bool) -> Self {
-        self.options.save_every_step = every;
+    /// When the session saves (see [`AutoSave`]).
+    pub fn auto_save(mut self, when: AutoSave) -> Self {
+        self.options.auto_save = when;
         self
+    }
+
+    /// `auto_save(if every { AutoSave::Step } else { AutoSave::Stop })`.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use auto_save(AutoSave::Step | AutoSave::Stop): one name in Rust and JS (autoSave)"
+    )]
+    pub fn save_every_step(self, every: bool) -> Self {
+        self.auto_save(if every { AutoSave::Step } else { AutoSave::Stop })
     }
 
     /// All options at once.
@@ -581,7 +600,7 @@ pub(crate) async fn run_session(
     let (mut outcome, unsaved) = {
         let mut persisting = Persisting {
             writer: &mut writer,
-            every_step: options.save_every_step,
+            every_step: options.auto_save == AutoSave::Step,
             unsaved: None,
         };
         let mut hooks = Hooks {
@@ -615,7 +634,7 @@ pub(crate) async fn run_session(
             return SessionRun { outcome, unsettled };
         }
         // Saved only at the start: save where it stopped.
-        Ok(o) if !options.save_every_step => {
+        Ok(o) if options.auto_save == AutoSave::Stop => {
             let saved = unsaved.unwrap_or(Saved {
                 unchanged: o.checkpoint().messages.len(),
                 dropped: None,

@@ -3,7 +3,7 @@
 //! options, waitUntil }` (the agent's spec, a built-in saver's spec or the user's saver, the options' JSON text).
 
 use js_sys::{Array, Function, Promise};
-use serde_json::{Value, json};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -147,7 +147,7 @@ fn step(v: &JsValue, what: &str) -> Result<Option<u64>, JsValue> {
         })
 }
 
-/// `sessionCheckpoint(session, id?)`: the latest checkpoint, or the one saved as step `id`.
+/// `sessionCheckpoint(session, step?)`: the latest checkpoint, or the one saved as `step`.
 #[wasm_bindgen(js_name = sessionCheckpoint)]
 pub fn session_checkpoint(session: JsValue, id: JsValue) -> Promise {
     op(session, move |p| {
@@ -165,33 +165,20 @@ pub fn session_checkpoint(session: JsValue, id: JsValue) -> Promise {
     })
 }
 
-/// A history entry as JS sees it: `{ id, parentId?, step, label?, createdAt, interrupted, question?,
-/// iterations, usage, messageCount }`.
+/// A history entry as JS sees it: the step's summary (`step`, `parentStep`, `label`, `updatedAt`, counts),
+/// and the names the previous releases used for three of them (`id`, `parentId`, `createdAt`; deprecated).
 fn history_entry(e: &SavedCheckpoint) -> Value {
     let s = &e.summary;
-    let step = s.step.unwrap_or(0);
-    let mut m = json!({"id": step.to_string()});
+    let mut m = serde_json::to_value(s).unwrap_or(Value::Null);
     if let Some(o) = m.as_object_mut() {
+        o.remove("runId");
+        o.insert("id".into(), s.step.unwrap_or(0).to_string().into());
         if let Some(p) = s.parent_step {
             o.insert("parentId".into(), p.to_string().into());
-        }
-        o.insert("step".into(), step.into());
-        if let Some(l) = &s.label {
-            o.insert("label".into(), l.clone().into());
         }
         if let Some(t) = s.updated_at {
             o.insert("createdAt".into(), t.into());
         }
-        o.insert("interrupted".into(), s.interrupted.into());
-        if let Some(q) = &s.question {
-            o.insert("question".into(), q.clone().into());
-        }
-        o.insert("iterations".into(), s.iterations.into());
-        o.insert(
-            "usage".into(),
-            json!({"inputTokens": s.usage.input_tokens, "outputTokens": s.usage.output_tokens}),
-        );
-        o.insert("messageCount".into(), s.message_count.into());
     }
     m
 }
@@ -210,16 +197,16 @@ pub fn session_history(session: JsValue, limit: JsValue, before: JsValue) -> Pro
     })
 }
 
-/// `sessionLabel(session, id, name)`: names a saved step.
+/// `sessionLabel(session, step, name)`: names a saved step.
 #[wasm_bindgen(js_name = sessionLabel)]
 pub fn session_label(session: JsValue, id: JsValue, name: JsValue) -> Promise {
     op(session, move |p| {
         Box::pin(async move {
-            let at =
-                step(&id, "label(id, name)")?.ok_or_else(|| config_error("label(id, name): id is required".into()))?;
+            let at = step(&id, "label(step, name)")?
+                .ok_or_else(|| config_error("label(step, name): step is required".into()))?;
             let name = name.as_string().ok_or_else(|| {
                 config_error(format!(
-                    "label(id, name): name must be a string, got {}",
+                    "label(step, name): name must be a string, got {}",
                     describe(&name)
                 ))
             })?;
@@ -229,7 +216,7 @@ pub fn session_label(session: JsValue, id: JsValue, name: JsValue) -> Promise {
     })
 }
 
-/// `sessionRestore(session, idOrLabel)`: makes a saved step the head again.
+/// `sessionRestore(session, stepOrLabel)`: makes a saved step the head again.
 #[wasm_bindgen(js_name = sessionRestore)]
 pub fn session_restore(session: JsValue, target: JsValue) -> Promise {
     op(session, move |p| {
@@ -239,7 +226,7 @@ pub fn session_restore(session: JsValue, target: JsValue) -> Promise {
                 .or_else(|| target.as_f64().map(|n| format!("{n}")))
                 .ok_or_else(|| {
                     config_error(format!(
-                        "restore(idOrLabel): expected a step id or a label, got {}",
+                        "restore(stepOrLabel): expected a step id or a label, got {}",
                         describe(&target)
                     ))
                 })?;

@@ -147,3 +147,21 @@ test("a provider error that echoes the API key in pieces shows none of them, in 
     server.close();
   }
 });
+
+test("one name per concept: a history entry reads as a checkpoint's thread and a listing do (step, parentStep, updatedAt)", async () => {
+  const saver = memorySaver();
+  const a = agent({ model: scriptedModel([turn(toolUse('q', 'ask_user', { question: 'When?' })), 'Done.']), tools: [ask] });
+  const s = a.session(saver, 'names', { keepCompleted: true, autoSave: 'step' });
+  await s.prompt('Plan');
+  await s.label(2, 'asked');
+  await s.restore('asked');
+  const [latest] = await s.history({ limit: 1 });
+  const cp = await s.checkpoint();
+  assert.equal(latest.step, cp.thread.step);
+  assert.equal(latest.parentStep, cp.thread.parentStep);
+  assert.equal(latest.parentStep, 2, 'a restore branches from the step it restored');
+  assert.equal(latest.updatedAt, cp.updatedAt);
+  // The older names, deprecated, say the same.
+  assert.deepEqual([latest.id, latest.parentId, latest.createdAt], [String(latest.step), String(latest.parentStep), latest.updatedAt]);
+  assert.equal((await s.checkpoint(latest.step)).thread.step, latest.step);
+});
