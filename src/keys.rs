@@ -19,9 +19,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::checkpoint::CheckpointError;
+pub use crate::checkpoint::Signature;
 use crate::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 use crate::crypto;
-use crate::error::CheckpointError;
 use crate::limits::Limits;
 
 /// The shortest secret accepted, in bytes.
@@ -62,21 +63,6 @@ impl fmt::Debug for CheckpointKeys {
             .field("agent", &self.agent)
             .finish()
     }
-}
-
-/// A checkpoint's signature: the key id, the agent it is bound to, and the base64url HMAC-SHA256.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Signature {
-    /// The id of the key that signed.
-    pub kid: String,
-    /// The agent the checkpoint is bound to: the name given with [`CheckpointKeys::agent`], or a fingerprint of
-    /// what decides approvals (instructions, tool names, schemas and approval rules). An agent resumes only
-    /// checkpoints bound to itself. Absent in checkpoints signed by releases before the binding.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// The MAC, base64url without padding.
-    pub mac: String,
 }
 
 /// The plain-JSON form of a sealed checkpoint.

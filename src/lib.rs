@@ -52,6 +52,7 @@ pub mod keys;
 mod limits;
 mod message;
 mod model;
+mod options;
 mod platform;
 pub mod provider;
 mod run;
@@ -66,18 +67,20 @@ mod tool;
 mod wasm;
 
 pub use agent::{Agent, AgentBuilder, AgentResponse, Decoded, Input, InterruptedResponse, Outcome};
-pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointSummary, ThreadInfo};
-pub use error::{AgentError, CheckpointError, ModelError, SaverError};
+pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointError, CheckpointSummary, Signature, ThreadInfo};
+pub use error::AgentError;
 pub use event::{CallResult, Event, EventSink};
 pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resume};
-pub use keys::{CheckpointKeys, MIN_SECRET_BYTES, Signature};
+pub use keys::{CheckpointKeys, MIN_SECRET_BYTES};
 pub use limits::{
     DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, repair_lone_surrogates, value_depth,
 };
 pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
 pub use model::{
-    Delta, DeltaSink, DynModel, Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, ToolDefinition,
+    Delta, DeltaSink, DynModel, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel, StopReason,
+    ToolDefinition,
 };
+pub use options::HOST_FUNCTION;
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 pub use run::{
     Applied, Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Run, RunConfig, Step,
@@ -89,16 +92,16 @@ pub use saver::KvSaver;
 pub use saver::js_text_within;
 pub use saver::kv_store::{KV_MAX_KEY_BYTES, KV_MAX_METADATA_BYTES, KV_MAX_VALUE_BYTES, KV_MIN_TTL_SECONDS};
 pub use saver::{
-    Condition, DynSaver, KvBackend, KvOptions, KvPage, KvStoreSaver, MemorySaver, SavedCheckpoint, Saver, Stored,
-    Timeout, put_stored, read_stored,
+    Condition, DynSaver, KvBackend, KvOptions, KvPage, KvStoreSaver, MemorySaver, SavedCheckpoint, Saver, SaverError,
+    Timeout,
 };
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub use saver::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve_checkpoint_store};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
 pub use saver::{Durability, IndexedDbOptions, IndexedDbSaver};
 pub use session::{
-    AutoSave, DEFAULT_MAX_HISTORY, EVENT_BLOCK, Follow, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Turn,
-    list_sessions,
+    AutoSave, DEFAULT_MAX_HISTORY, EVENT_BLOCK, Follow, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Stored,
+    Turn, list_sessions, put_stored, read_stored,
 };
-pub use spec::{AgentSpec, HOST_FUNCTION, NeedsApproval, ToolSpec};
+pub use spec::{AgentSpec, NeedsApproval, ToolSpec};
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};

@@ -5,7 +5,6 @@ use std::future::Future;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, Usage};
 use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
 
@@ -466,5 +465,77 @@ impl<M: Model> Model for std::sync::Arc<M> {
         sink: &'a mut dyn DeltaSink,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         (**self).stream(request, sink)
+    }
+}
+
+/// A model call that failed or answered with something unusable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The model (a JS function, an HTTP provider, ...) failed.
+    #[error("model call failed: {message}")]
+    Failed {
+        /// The error's name, e.g. `TypeError`, when it has one.
+        name: Option<String>,
+        /// What the model reported.
+        message: String,
+    },
+    /// An HTTP provider answered with an error status, or could not be reached (`status` is `None`).
+    #[error("{provider} request failed{}: {message}", status.map(|s| format!(" with HTTP {s}")).unwrap_or_default())]
+    Http {
+        /// `"anthropic"`, `"openai"`, ...
+        provider: String,
+        /// The HTTP status, or `None` for a network failure or timeout.
+        status: Option<u16>,
+        /// The provider's own message (the API key is never in it).
+        message: String,
+        /// True for 408, 429, 529, 5xx and network failures: trying again may work.
+        retryable: bool,
+    },
+    /// The provider's settings are unusable (a setting the API would refuse); nothing was sent.
+    #[error("{provider} settings: {problem}")]
+    Settings {
+        /// `"anthropic"`, `"openai"`, ...
+        provider: String,
+        /// The setting and what is wrong with it.
+        problem: String,
+    },
+    /// The response does not have the expected shape.
+    #[error("model response {path}: {problem}")]
+    InvalidResponse {
+        /// JSON path inside the response, e.g. `content[1].id`.
+        path: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The model stopped without an answer to keep: cut at its output token limit, a refusal, or a content
+    /// filter. Nothing of the answer was recorded (a cut tool call never runs); the run is as before the call.
+    #[error("{}", stopped_message(reason, text))]
+    Stopped {
+        /// Why it stopped.
+        reason: StopReason,
+        /// The text it wrote before stopping (for a refusal, its explanation).
+        text: String,
+    },
+    /// A [`ScriptedModel`](crate::ScriptedModel) was asked for a turn its script does not have.
+    #[error(
+        "scriptedModel: the script has {len} responses but the conversation asks for assistant turn {turn}; add a response to the script"
+    )]
+    ScriptExhausted {
+        /// Responses in the script.
+        len: usize,
+        /// 1-based number of the assistant turn asked for.
+        turn: usize,
+    },
+}
+
+fn stopped_message(reason: &StopReason, text: &str) -> String {
+    use StopReason;
+    match reason {
+        StopReason::MaxTokens => "the model's answer was cut at its output token limit (max_tokens), so none of it was kept and no tool call of it ran: raise the model's maxTokens and resume the error's checkpoint with ''".to_owned(),
+        StopReason::Refusal if text.is_empty() => "the model refused to answer (refusal)".to_owned(),
+        StopReason::Refusal => format!("the model refused to answer (refusal): {text}"),
+        StopReason::ContentFilter => "the provider's content filter stopped the model's answer (content_filter)".to_owned(),
+        other => format!("the model stopped ({})", other.as_str()),
     }
 }

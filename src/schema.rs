@@ -262,7 +262,7 @@ pub(crate) fn check_definition(schema: &Value, root: &str) -> Result<(), String>
             continue;
         }
         if !KEYWORDS.contains(&key.as_str()) {
-            let hint = crate::spec::nearest(key, KEYWORDS, KEYWORD_HINTS)
+            let hint = crate::options::nearest(key, KEYWORDS, KEYWORD_HINTS)
                 .map_or_else(String::new, |k| format!("; did you mean {k:?}?"));
             return fail(&at, format!("unknown JSON Schema keyword{hint}"));
         }
@@ -280,7 +280,7 @@ pub(crate) fn check_definition(schema: &Value, root: &str) -> Result<(), String>
 }
 
 fn describe(v: &Value) -> String {
-    crate::spec::describe(v)
+    crate::options::describe(v)
 }
 
 /// What the value of keyword `key` must be, when `v` is not that (its subschemas are checked apart).
@@ -358,7 +358,7 @@ fn check_types(v: &Value, at: &str) -> Result<(), String> {
                     ("list", "array"),
                     ("dict", "object"),
                 ];
-                let hint = crate::spec::nearest(t, TYPES, &hints)
+                let hint = crate::options::nearest(t, TYPES, &hints)
                     .map_or_else(String::new, |n| format!("; did you mean {n:?}?"));
                 return fail(
                     at,
@@ -370,7 +370,7 @@ fn check_types(v: &Value, at: &str) -> Result<(), String> {
                     at,
                     format!(
                         "expected a type name or an array of them, got {}",
-                        crate::spec::describe(name)
+                        crate::options::describe(name)
                     ),
                 );
             }

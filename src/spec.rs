@@ -15,7 +15,9 @@
 //! # Ok::<(), resumable_agent::AgentError>(())
 //! ```
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::options::{HOST_FUNCTION, Options, describe};
 
 use crate::error::AgentError;
 use crate::interrupt::{Approval, OnExpire};
@@ -23,193 +25,6 @@ use crate::keys::CheckpointKeys;
 use crate::limits::{Limits, MAX_DEPTH_LIMIT};
 use crate::model::ToolDefinition;
 use crate::run::{Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES};
-
-/// How a host writes "a function was given here" in a spec's JSON (the npm package: a JS function, which
-/// JSON cannot hold). Only the host that wrote it knows the function; the spec only sees that there is one.
-pub const HOST_FUNCTION: &str = "\u{0}function";
-
-/// The largest whole number an option takes (below 2^53, so it reads the same in JS).
-const MAX_OPTION: u64 = 9_000_000_000_000_000;
-
-/// A JSON value as an error message describes what was given: `string "x"`, `number 0`, `an object`.
-pub(crate) fn describe(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Number(n) => format!("number {n}"),
-        Value::String(s) if s == HOST_FUNCTION => "a function".into(),
-        Value::String(s) => {
-            let shown: String = s.chars().take(40).collect();
-            let more = if shown.len() < s.len() { "…" } else { "" };
-            format!("string {shown:?}{more}")
-        }
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
-    }
-}
-
-/// The known key nearest to `key`: a hint given for it, the same key in another case, or a spelling at most
-/// two edits (or a third of its length) away.
-pub(crate) fn nearest<'k>(key: &str, known: &[&'k str], hints: &[(&str, &'k str)]) -> Option<&'k str> {
-    if let Some((_, to)) = hints.iter().find(|(from, _)| from.eq_ignore_ascii_case(key)) {
-        return Some(to);
-    }
-    if let Some(k) = known.iter().find(|k| k.eq_ignore_ascii_case(key)) {
-        return Some(k);
-    }
-    let bound = (key.chars().count() / 3).max(2);
-    known
-        .iter()
-        .map(|k| (edits(&key.to_ascii_lowercase(), &k.to_ascii_lowercase()), *k))
-        .filter(|(d, _)| *d <= bound)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// Edit distance with adjacent transpositions (optimal string alignment).
-fn edits(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let width = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * width];
-    let at = |i: usize, j: usize| i * width + j;
-    for i in 0..=a.len() {
-        if let Some(c) = d.get_mut(at(i, 0)) {
-            *c = i;
-        }
-    }
-    for j in 0..=b.len() {
-        if let Some(c) = d.get_mut(at(0, j)) {
-            *c = j;
-        }
-    }
-    let get = |d: &[usize], i, j| d.get(at(i, j)).copied().unwrap_or(usize::MAX / 2);
-    for (i, ca) in a.iter().enumerate() {
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            let mut best = (get(&d, i, j + 1) + 1)
-                .min(get(&d, i + 1, j) + 1)
-                .min(get(&d, i, j) + cost);
-            if i > 0 && j > 0 && a.get(i - 1) == Some(cb) && b.get(j - 1) == Some(ca) {
-                best = best.min(get(&d, i - 1, j - 1) + 1);
-            }
-            if let Some(c) = d.get_mut(at(i + 1, j + 1)) {
-                *c = best;
-            }
-        }
-    }
-    get(&d, a.len(), b.len())
-}
-
-/// An options object being read: each key is taken once, and what is left at the end is refused.
-///
-/// Absent and `null` are the same (not given), as JS callers write them.
-pub(crate) struct Options {
-    path: String,
-    map: Map<String, Value>,
-}
-
-/// The message for a key an options object does not have.
-pub(crate) fn unknown_option(path: &str, key: &str, known: &[&str], hints: &[(&str, &str)]) -> String {
-    let hint = nearest(key, known, hints).map_or_else(String::new, |k| format!("; did you mean {k:?}?"));
-    format!("{path}.{key}: unknown option{hint} (known: {})", known.join(", "))
-}
-
-impl Options {
-    /// Reads `value` as the options object at `path`, refusing keys outside `known` (with the nearest as a
-    /// hint; `hints` maps common mistakes, such as another library's name for an option, to ours).
-    pub(crate) fn new(value: Value, path: &str, known: &[&str], hints: &[(&str, &str)]) -> Result<Self, String> {
-        let Value::Object(map) = value else {
-            return Err(format!(
-                "{path}: expected {{ {} }}, got {}",
-                known.join(", "),
-                describe(&value)
-            ));
-        };
-        if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
-            return Err(unknown_option(path, key, known, hints));
-        }
-        Ok(Options {
-            path: path.to_owned(),
-            map,
-        })
-    }
-
-    /// Optional options: `None` (absent or null) is an empty object.
-    pub(crate) fn optional(
-        value: Option<Value>,
-        path: &str,
-        known: &[&str],
-        hints: &[(&str, &str)],
-    ) -> Result<Self, String> {
-        Self::new(value.unwrap_or_else(|| Value::Object(Map::new())), path, known, hints)
-    }
-
-    /// The path of `key`.
-    pub(crate) fn at(&self, key: &str) -> String {
-        format!("{}.{key}", self.path)
-    }
-
-    /// The value of `key`, when given (not absent, not null).
-    pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
-        self.map.remove(key).filter(|v| !v.is_null())
-    }
-
-    /// True when `key` is given.
-    pub(crate) fn has(&self, key: &str) -> bool {
-        self.map.get(key).is_some_and(|v| !v.is_null())
-    }
-
-    pub(crate) fn string(&mut self, key: &str) -> Result<Option<String>, String> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if s != HOST_FUNCTION => Ok(Some(s)),
-            Some(v) => Err(format!("{}: expected a string, got {}", self.at(key), describe(&v))),
-        }
-    }
-
-    pub(crate) fn boolean(&mut self, key: &str) -> Result<Option<bool>, String> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(v) => Err(format!("{}: expected a boolean, got {}", self.at(key), describe(&v))),
-        }
-    }
-
-    /// A whole number of at least `min` (0 or 1); `1.0` counts as `1`, as JS reads it.
-    pub(crate) fn integer(&mut self, key: &str, min: u64) -> Result<Option<u64>, String> {
-        let Some(v) = self.take(key) else {
-            return Ok(None);
-        };
-        whole(&v, min).map(Some).ok_or_else(|| {
-            let kind = if min == 0 {
-                "a non-negative integer"
-            } else {
-                "a positive integer"
-            };
-            format!("{}: expected {kind}, got {}", self.at(key), describe(&v))
-        })
-    }
-
-    /// [`Options::integer`] as a `u32` (larger numbers are refused).
-    pub(crate) fn small(&mut self, key: &str, min: u64) -> Result<Option<u32>, String> {
-        let at = self.at(key);
-        self.integer(key, min)?
-            .map(|n| u32::try_from(n).map_err(|_| format!("{at}: {n} is too large (at most {})", u32::MAX)))
-            .transpose()
-    }
-}
-
-/// `v` as a whole number of at least `min` and at most [`MAX_OPTION`].
-fn whole(v: &Value, min: u64) -> Option<u64> {
-    if let Some(n) = v.as_u64() {
-        return (min..=MAX_OPTION).contains(&n).then_some(n);
-    }
-    let f = v.as_f64()?;
-    #[allow(clippy::cast_precision_loss)] // both bounds are exact doubles
-    let ok = f.fract() == 0.0 && f >= min as f64 && f <= MAX_OPTION as f64;
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked just above
-    ok.then_some(f as u64)
-}
 
 /// Whether a tool's calls wait for a human's approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -492,7 +307,7 @@ impl AgentSpec {
             }
         };
         // Present (even null) when the agent has a state: `take` would drop a null state.
-        let state = c.map.remove("state");
+        let state = c.take_present("state");
         let limits = limits(c.take("limits"))?;
         let retries = c.small("maxOutputRetries", 0)?;
         let output = match c.take("output") {
@@ -624,6 +439,78 @@ fn keys(value: Value) -> Result<CheckpointKeys, String> {
     Ok(out)
 }
 
+// ---- the options of the npm package's savers (read here, above the savers: a mistake is a ConfigError) ----
+
+impl crate::saver::KvOptions {
+    /// Reads the npm package's `kvSaver(namespace, { prefix?, expirationTtl? })` options (`null`: defaults),
+    /// checked against KV's rules.
+    ///
+    /// # Errors
+    /// [`AgentError::Config`](crate::AgentError) naming an unknown or wrong option; KV's rules as
+    /// [`KvOptions::validate`] says them.
+    pub fn from_value(value: Value) -> Result<Self, crate::AgentError> {
+        let read = || -> Result<Self, String> {
+            let mut o = Options::optional(
+                Some(value).filter(|v| !v.is_null()),
+                "kvSaver options",
+                &["prefix", "expirationTtl"],
+                &[("ttl", "expirationTtl"), ("expiration", "expirationTtl")],
+            )?;
+            Ok(crate::saver::KvOptions {
+                prefix: o.string("prefix")?.unwrap_or_default(),
+                expiration_ttl: o.integer("expirationTtl", 0)?,
+            })
+        };
+        let options = read().map_err(crate::AgentError::Config)?;
+        options.validate().map_err(|source| crate::AgentError::Saver {
+            source,
+            checkpoint: None,
+        })?;
+        Ok(options)
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
+impl crate::saver::IndexedDbOptions {
+    /// Reads the npm package's `indexedDbSaver({ dbName?, storeName?, durability?: "strict" | "relaxed" |
+    /// "default" })` options (`null`: defaults).
+    ///
+    /// # Errors
+    /// [`AgentError::Config`](crate::AgentError) naming an unknown or wrong option.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, crate::AgentError> {
+        let read = || -> Result<Self, String> {
+            let what = "indexedDbSaver options";
+            let mut o = Options::optional(
+                Some(value).filter(|v| !v.is_null()),
+                what,
+                &["dbName", "storeName", "durability"],
+                &[("name", "dbName"), ("store", "storeName")],
+            )?;
+            let d = crate::saver::IndexedDbOptions::default();
+            let durability = match o.string("durability")?.as_deref() {
+                None | Some("strict") => crate::saver::Durability::Strict,
+                Some("relaxed") => crate::saver::Durability::Relaxed,
+                Some("default") => crate::saver::Durability::Default,
+                Some(other) => {
+                    return Err(format!(
+                        r#"{what}.durability: expected "strict", "relaxed" or "default", got {other:?}"#
+                    ));
+                }
+            };
+            let out = crate::saver::IndexedDbOptions {
+                db_name: o.string("dbName")?.unwrap_or(d.db_name),
+                store_name: o.string("storeName")?.unwrap_or(d.store_name),
+                durability,
+            };
+            if out.db_name.is_empty() || out.store_name.is_empty() {
+                return Err(format!("{what}: dbName and storeName must be non-empty"));
+            }
+            Ok(out)
+        };
+        read().map_err(crate::AgentError::Config)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -705,12 +592,5 @@ mod tests {
         assert_eq!(spec.limits.max_depth, 16);
         assert!(spec.checkpoint_keys.as_ref().is_some_and(CheckpointKeys::is_sealed));
         Ok(())
-    }
-
-    #[test]
-    fn edit_distance_counts_transpositions_once() {
-        assert_eq!(edits("agnet", "agent"), 1);
-        assert_eq!(edits("", "abc"), 3);
-        assert_eq!(edits("kitten", "sitting"), 3);
     }
 }

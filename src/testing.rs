@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 
 use crate::checkpoint::Checkpoint;
-use crate::error::SaverError;
+use crate::saver::SaverError;
 use crate::saver::{Condition, Saver};
 
 /// How one case went.

@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::sse::SseEvent;
 use super::{HttpRequest, StreamedBody, WireFormat, join_url};
-use crate::error::ModelError;
 use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
+use crate::model::ModelError;
 use crate::model::{Delta, DeltaSink, ModelRequest, ModelResponse, StopReason};
 
 /// The API version header this mapping speaks.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::error::ModelError;
+use crate::model::ModelError;
 use crate::model::{Model, ModelRequest, ModelResponse};
 use crate::platform::{MaybeSend, MaybeSync};
 

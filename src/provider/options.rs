@@ -10,7 +10,7 @@ use super::anthropic::Anthropic;
 use super::openai::OpenAi;
 use super::{HttpClient, HttpModel, Retry, WireFormat};
 use crate::error::AgentError;
-use crate::spec::Options;
+use crate::options::Options;
 
 const ANTHROPIC_KEYS: &[&str] = &[
     "apiKey",
@@ -94,14 +94,14 @@ fn common(o: &mut Options, what: &str, key_required: bool) -> Result<Common, Str
                 Value::String(s) => Ok((k, s)),
                 other => Err(format!(
                     "{what}.headers.{k}: header values must be strings, got {}",
-                    crate::spec::describe(&other)
+                    crate::options::describe(&other)
                 )),
             })
             .collect::<Result<_, _>>()?,
         Some(other) => {
             return Err(format!(
                 "{what}.headers: expected an object of strings, got {}",
-                crate::spec::describe(&other)
+                crate::options::describe(&other)
             ));
         }
     };

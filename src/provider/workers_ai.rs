@@ -18,8 +18,8 @@ use wasm_bindgen_futures::JsFuture;
 use super::openai::{chat_body, chat_response, chat_stream_chunk, tool_use, usage};
 use super::sse::{SseEvent, SseParser};
 use super::{BodySink, StreamedBody, event_json};
-use crate::error::ModelError;
 use crate::message::ContentBlock;
+use crate::model::ModelError;
 use crate::model::{Delta, DeltaSink, Model, ModelRequest, ModelResponse};
 use crate::platform::MaybeSend;
 
@@ -53,7 +53,7 @@ impl WorkersAi {
     pub fn from_options(binding: impl AsRef<JsValue>, options: Value) -> Result<Self, crate::AgentError> {
         let what = "workersAI(binding, options)";
         let read = || -> Result<String, String> {
-            let mut o = crate::spec::Options::new(options, what, &["model"], &[("name", "model")])?;
+            let mut o = crate::options::Options::new(options, what, &["model"], &[("name", "model")])?;
             o.string("model")?
                 .ok_or_else(|| format!("{what}: model is required (a string)"))
         };

@@ -14,8 +14,8 @@ use wasm_bindgen::JsValue;
 use worker::{Method, ObjectNamespace, Request, RequestInit, Response, Storage, Stub};
 
 use crate::checkpoint::CheckpointSummary;
-use crate::error::SaverError;
 use crate::platform::MaybeSend;
+use crate::saver::SaverError;
 use crate::saver::{Condition, SavedCheckpoint, Saver};
 
 /// A Durable Object value holds at most 2 MB (SQLite-backed objects).

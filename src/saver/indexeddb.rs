@@ -41,8 +41,8 @@ extern "C" {
 }
 
 use crate::checkpoint::CheckpointSummary;
-use crate::error::SaverError;
 use crate::platform::MaybeSend;
+use crate::saver::SaverError;
 use crate::saver::{Condition, SavedCheckpoint, Saver};
 
 /// How hard the browser works to make a write survive a crash before reporting it done.
@@ -94,44 +94,6 @@ impl IndexedDbOptions {
     pub fn durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
         self
-    }
-
-    /// Reads the npm package's `indexedDbSaver({ dbName?, storeName?, durability?: "strict" | "relaxed" |
-    /// "default" })` options (`null`: defaults).
-    ///
-    /// # Errors
-    /// [`AgentError::Config`](crate::AgentError) naming an unknown or wrong option.
-    pub fn from_value(value: serde_json::Value) -> Result<Self, crate::AgentError> {
-        let read = || -> Result<Self, String> {
-            let what = "indexedDbSaver options";
-            let mut o = crate::spec::Options::optional(
-                Some(value).filter(|v| !v.is_null()),
-                what,
-                &["dbName", "storeName", "durability"],
-                &[("name", "dbName"), ("store", "storeName")],
-            )?;
-            let d = IndexedDbOptions::default();
-            let durability = match o.string("durability")?.as_deref() {
-                None | Some("strict") => Durability::Strict,
-                Some("relaxed") => Durability::Relaxed,
-                Some("default") => Durability::Default,
-                Some(other) => {
-                    return Err(format!(
-                        r#"{what}.durability: expected "strict", "relaxed" or "default", got {other:?}"#
-                    ));
-                }
-            };
-            let out = IndexedDbOptions {
-                db_name: o.string("dbName")?.unwrap_or(d.db_name),
-                store_name: o.string("storeName")?.unwrap_or(d.store_name),
-                durability,
-            };
-            if out.db_name.is_empty() || out.store_name.is_empty() {
-                return Err(format!("{what}: dbName and storeName must be non-empty"));
-            }
-            Ok(out)
-        };
-        read().map_err(crate::AgentError::Config)
     }
 }
 

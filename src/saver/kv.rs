@@ -6,8 +6,8 @@ use serde_json::Value;
 use worker::kv::{KvError, KvStore};
 
 use crate::checkpoint::CheckpointSummary;
-use crate::error::SaverError;
 use crate::platform::MaybeSend;
+use crate::saver::SaverError;
 use crate::saver::kv_store::{KvBackend, KvOptions, KvPage, KvStoreSaver};
 use crate::saver::{Condition, SavedCheckpoint, Saver};
 

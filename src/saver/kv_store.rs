@@ -7,9 +7,9 @@ use std::future::Future;
 use serde_json::Value;
 
 use crate::checkpoint::CheckpointSummary;
-use crate::error::SaverError;
 use crate::message::Usage;
 use crate::platform::{MaybeSend, MaybeSync};
+use crate::saver::SaverError;
 use crate::saver::{Condition, SavedCheckpoint, Saver};
 
 /// KV's key limit, in bytes.
@@ -53,33 +53,6 @@ impl KvOptions {
     pub fn expiration_ttl(mut self, seconds: u64) -> Self {
         self.expiration_ttl = Some(seconds);
         self
-    }
-
-    /// Reads the npm package's `kvSaver(namespace, { prefix?, expirationTtl? })` options (`null`: defaults),
-    /// checked against KV's rules.
-    ///
-    /// # Errors
-    /// [`AgentError::Config`](crate::AgentError) naming an unknown or wrong option; KV's rules as
-    /// [`KvOptions::validate`] says them.
-    pub fn from_value(value: Value) -> Result<Self, crate::AgentError> {
-        let read = || -> Result<Self, String> {
-            let mut o = crate::spec::Options::optional(
-                Some(value).filter(|v| !v.is_null()),
-                "kvSaver options",
-                &["prefix", "expirationTtl"],
-                &[("ttl", "expirationTtl"), ("expiration", "expirationTtl")],
-            )?;
-            Ok(KvOptions {
-                prefix: o.string("prefix")?.unwrap_or_default(),
-                expiration_ttl: o.integer("expirationTtl", 0)?,
-            })
-        };
-        let options = read().map_err(crate::AgentError::Config)?;
-        options.validate().map_err(|source| crate::AgentError::Saver {
-            source,
-            checkpoint: None,
-        })?;
-        Ok(options)
     }
 
     /// Checks the options against KV's rules.

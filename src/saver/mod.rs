@@ -7,20 +7,21 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{Checkpoint, CheckpointSummary};
-use crate::error::SaverError;
 use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
 
 // Used by the `kv` and `js` features; compiled (and unit-tested) everywhere.
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub(crate) mod durable_object;
-#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
-mod indexeddb;
-#[cfg(all(target_arch = "wasm32", feature = "kv"))]
-mod kv;
 #[cfg_attr(
     not(all(target_arch = "wasm32", any(feature = "kv", feature = "js"))),
     allow(dead_code)
 )]
+mod error;
+#[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]
+mod indexeddb;
+#[cfg(all(target_arch = "wasm32", feature = "kv"))]
+mod kv;
+pub use error::SaverError;
 pub(crate) mod kv_store;
 mod timeout;
 pub use timeout::Timeout;
@@ -432,76 +433,6 @@ pub(crate) async fn put_checked<S: Saver + ?Sized>(
         });
     }
     saver.put_text(key, value, summary, condition).await
-}
-
-/// What a saver's checkpoint-level read hands out for a stored text.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-#[allow(clippy::large_enum_variant)] // made once per read and handed out at once
-pub enum Stored {
-    /// A checkpoint, decoded and valid.
-    Checkpoint(Checkpoint),
-    /// Text to hand out as it is: a sealed envelope (only its agent opens it), or a session's step kept whole.
-    AsIs(String),
-}
-
-/// Reads what is stored under `key` as a saver's checkpoint-level `get` does (the npm package's
-/// `saver.get(key)`): a checkpoint under the default limits, or a text handed out as it is.
-///
-/// # Errors
-/// [`SaverError::NotCheckpoint`] for a session's log record or head; [`SaverError::Corrupt`] for anything else
-/// that is not a checkpoint.
-pub fn read_stored(key: &str, text: String) -> Result<Stored, SaverError> {
-    match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
-        crate::keys::Text::Sealed => Ok(Stored::AsIs(text)),
-        crate::keys::Text::Plain(Ok(_)) if is_kept_step(&text) => Ok(Stored::AsIs(text)),
-        crate::keys::Text::Plain(Ok(cp)) => Ok(Stored::Checkpoint(cp)),
-        crate::keys::Text::Plain(Err(_)) if crate::session::is_session_value(&text) => {
-            Err(SaverError::NotCheckpoint { key: key.to_owned() })
-        }
-        crate::keys::Text::Plain(Err(source)) => Err(SaverError::Corrupt {
-            key: key.to_owned(),
-            source,
-        }),
-    }
-}
-
-/// Stores checkpoint JSON `text` under `key` as a saver's checkpoint-level `put` does (the npm package's
-/// `saver.put(key, checkpoint, condition)`): a checkpoint is checked and stored with its summary; a sealed
-/// envelope or a session's step kept whole is stored as it is.
-///
-/// # Errors
-/// [`AgentError::Checkpoint`](crate::AgentError) for text that is not a checkpoint; the saver's own errors.
-pub async fn put_stored<S: Saver + ?Sized>(
-    saver: &S,
-    key: &str,
-    text: String,
-    condition: Condition,
-) -> Result<(), crate::AgentError> {
-    let saver_error = |source| crate::AgentError::Saver {
-        source,
-        checkpoint: None,
-    };
-    let summary = match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
-        crate::keys::Text::Sealed => CheckpointSummary::default(),
-        crate::keys::Text::Plain(cp) => {
-            let cp = cp?;
-            if !is_kept_step(&text) {
-                return put_checked(saver, key, cp.to_json(), &cp.summary(), condition)
-                    .await
-                    .map_err(saver_error);
-            }
-            cp.summary()
-        }
-    };
-    put_checked(saver, key, text, &summary, condition)
-        .await
-        .map_err(saver_error)
-}
-
-/// True for a checkpoint a session stored whole with its log member (`{"log":…, …}`).
-fn is_kept_step(text: &str) -> bool {
-    text.starts_with("{\"log\":")
 }
 
 /// A saver in memory, for tests and single-process apps. Stores JSON text, so what you `get` is a

@@ -7,8 +7,8 @@ use std::task::Poll;
 
 use super::{Condition, SavedCheckpoint, Saver};
 use crate::checkpoint::CheckpointSummary;
-use crate::error::SaverError;
 use crate::platform::MaybeSend;
+use crate::saver::SaverError;
 
 /// `inner`, each of whose operations fails with [`SaverError::Timeout`] once it has taken `ms`. An operation
 /// given up on may still complete in the store later. On wasm32 the limit is kept with the host's timer;

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::checkpoint::Checkpoint;
-use crate::error::CheckpointError;
+use crate::checkpoint::CheckpointError;
 use crate::event::Event;
 use crate::interrupt::Interrupt;
 use crate::keys::Signature;

@@ -28,13 +28,15 @@ use store::{Extra, Loaded, Log, Writer, delete_session};
 
 use crate::agent::{Agent, AgentConfig, Hooks, Input, NoEvents, Outcome, Persist, drive};
 use crate::checkpoint::Checkpoint;
-use crate::error::{AgentError, SaverError};
+use crate::checkpoint::CheckpointSummary;
+use crate::error::AgentError;
 use crate::event::{Event, EventSink};
 use crate::interrupt::Resume;
 use crate::model::DynModel;
 use crate::platform::BoxFuture;
 use crate::run::Saved;
-use crate::saver::{DynSaver, SavedCheckpoint, Saver};
+use crate::saver::SaverError;
+use crate::saver::{Condition, DynSaver, SavedCheckpoint, Saver, put_checked};
 
 /// History bound by default: none. A step is a record of what changed, not a copy of the run, so the
 /// history costs only the log itself.
@@ -115,7 +117,7 @@ impl SessionOptions {
     /// [`AgentError::Config`] naming the option that is unknown or wrong.
     pub fn from_value(value: Value) -> Result<Self, AgentError> {
         let read = || -> Result<Self, String> {
-            let mut o = crate::spec::Options::optional(
+            let mut o = crate::options::Options::optional(
                 Some(value).filter(|v| !v.is_null()),
                 "session options",
                 &["keepCompleted", "maxHistory", "autoSave", "timeoutMs", "waitUntil"],
@@ -505,6 +507,76 @@ pub(crate) fn is_session_value(text: &str) -> bool {
         log::parse(text, &crate::limits::Limits::default()),
         Ok(log::Stored::Head(_) | log::Stored::Diff(..))
     )
+}
+
+/// What a saver's checkpoint-level read hands out for a stored text.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // made once per read and handed out at once
+pub enum Stored {
+    /// A checkpoint, decoded and valid.
+    Checkpoint(Checkpoint),
+    /// Text to hand out as it is: a sealed envelope (only its agent opens it), or a session's step kept whole.
+    AsIs(String),
+}
+
+/// Reads what is stored under `key` as a saver's checkpoint-level `get` does (the npm package's
+/// `saver.get(key)`): a checkpoint under the default limits, or a text handed out as it is.
+///
+/// # Errors
+/// [`SaverError::NotCheckpoint`] for a session's log record or head; [`SaverError::Corrupt`] for anything else
+/// that is not a checkpoint.
+pub fn read_stored(key: &str, text: String) -> Result<Stored, SaverError> {
+    match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
+        crate::keys::Text::Sealed => Ok(Stored::AsIs(text)),
+        crate::keys::Text::Plain(Ok(_)) if is_kept_step(&text) => Ok(Stored::AsIs(text)),
+        crate::keys::Text::Plain(Ok(cp)) => Ok(Stored::Checkpoint(cp)),
+        crate::keys::Text::Plain(Err(_)) if is_session_value(&text) => {
+            Err(SaverError::NotCheckpoint { key: key.to_owned() })
+        }
+        crate::keys::Text::Plain(Err(source)) => Err(SaverError::Corrupt {
+            key: key.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Stores checkpoint JSON `text` under `key` as a saver's checkpoint-level `put` does (the npm package's
+/// `saver.put(key, checkpoint, condition)`): a checkpoint is checked and stored with its summary; a sealed
+/// envelope or a session's step kept whole is stored as it is.
+///
+/// # Errors
+/// [`AgentError::Checkpoint`](crate::AgentError) for text that is not a checkpoint; the saver's own errors.
+pub async fn put_stored<S: Saver + ?Sized>(
+    saver: &S,
+    key: &str,
+    text: String,
+    condition: Condition,
+) -> Result<(), crate::AgentError> {
+    let saver_error = |source| crate::AgentError::Saver {
+        source,
+        checkpoint: None,
+    };
+    let summary = match crate::keys::read_text(&text, &crate::limits::Limits::default()) {
+        crate::keys::Text::Sealed => CheckpointSummary::default(),
+        crate::keys::Text::Plain(cp) => {
+            let cp = cp?;
+            if !is_kept_step(&text) {
+                return put_checked(saver, key, cp.to_json(), &cp.summary(), condition)
+                    .await
+                    .map_err(saver_error);
+            }
+            cp.summary()
+        }
+    };
+    put_checked(saver, key, text, &summary, condition)
+        .await
+        .map_err(saver_error)
+}
+
+/// True for a checkpoint a session stored whole with its log member (`{"log":…, …}`).
+fn is_kept_step(text: &str) -> bool {
+    text.starts_with("{\"log\":")
 }
 
 /// The plain JSON of an error a failed call ended with, as its `error` event carries it.

@@ -13,11 +13,13 @@ use serde_json::Value;
 
 use super::log::{self, Base, Diff, EVENT_BLOCK, Head, Labels, LogInfo, Stored};
 pub(crate) use super::log::{label_of, relabel};
+use crate::checkpoint::CheckpointError;
 use crate::checkpoint::{Checkpoint, CheckpointSummary, ThreadInfo};
-use crate::error::{AgentError, CheckpointError, SaverError};
+use crate::error::AgentError;
 use crate::event::{Event, EventSink};
 use crate::keys::Codec;
 use crate::run::Saved;
+use crate::saver::SaverError;
 use crate::saver::{Condition, DynSaver, SavedCheckpoint};
 
 /// Separates a session id from a record's position in keys (`<id>#~<seq>`); session ids may not contain it.

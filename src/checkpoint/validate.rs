@@ -1,0 +1,284 @@
+//! The invariants a resume relies on: every `tool_use` answered once and in order, results before any other
+//! block, an open turn's results and interrupts naming its calls, approvals only of calls that need them.
+
+use std::collections::HashSet;
+
+use super::{CHECKPOINT_VERSION, Checkpoint, CheckpointError};
+use crate::interrupt::{Interrupt, InterruptKind};
+use crate::message::{BlockProblem, ContentBlock, Message, Role, ToolResult, ToolUse, block_problem};
+
+impl Checkpoint {
+    /// Checks every invariant a resume relies on.
+    ///
+    /// # Errors
+    /// The first broken invariant, with its JSON path.
+    pub fn validate(&self) -> Result<(), CheckpointError> {
+        if self.version > CHECKPOINT_VERSION {
+            return Err(CheckpointError::UnsupportedVersion {
+                found: u64::from(self.version),
+                supported: CHECKPOINT_VERSION,
+            });
+        }
+        let last = self.messages.len().saturating_sub(1);
+        let mut call_ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, m) in self.messages.iter().enumerate() {
+            check_blocks(m, i)?;
+            let empty = match &m.content {
+                crate::message::Content::Blocks(b) => b.is_empty(),
+                crate::message::Content::Text(t) => t.is_empty(),
+            };
+            if empty && m.role != Role::Assistant {
+                return Err(CheckpointError::at(
+                    format!("messages[{i}].content"),
+                    "empty: providers refuse a message without content",
+                ));
+            }
+            if i != last && m.is_empty_answer() {
+                return Err(CheckpointError::at(
+                    format!("messages[{i}].content"),
+                    "an assistant message that says nothing may only end a run (providers refuse it in a history)",
+                ));
+            }
+            for (j, b) in m.blocks().iter().enumerate() {
+                if let ContentBlock::ToolUse(u) = b {
+                    if let Some(earlier) = call_ids.insert(u.id.as_str(), i) {
+                        if earlier != i {
+                            return Err(CheckpointError::at(
+                                format!("messages[{i}].content[{j}].id"),
+                                format!(
+                                    "{:?} is also the id of a tool call in messages[{earlier}] (ids are unique in a conversation)",
+                                    u.id
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            // Results answer the assistant turn just before; whether they match is checked from that side.
+            if m.tool_results().next().is_some() && !prev_has_calls(&self.messages, i) {
+                return Err(CheckpointError::at(
+                    format!("messages[{i}].content[{}]", first_result_index(m)),
+                    "tool_result does not follow an assistant message with tool calls",
+                ));
+            }
+            let calls: Vec<&ToolUse> = m.tool_uses().collect();
+            // The last message may be a turn in progress (see validate_open_turn).
+            if calls.is_empty() || i == last {
+                continue;
+            }
+            let answer_path = format!("messages[{}]", i + 1);
+            let next = self
+                .messages
+                .get(i + 1)
+                .filter(|n| n.role == Role::User)
+                .ok_or_else(|| {
+                    CheckpointError::at(
+                        &answer_path,
+                        "expected a user message with the tool results of the previous message",
+                    )
+                })?;
+            check_pairing(&calls, next.tool_results(), i, &answer_path)?;
+        }
+        self.validate_open_turn()
+    }
+
+    fn validate_open_turn(&self) -> Result<(), CheckpointError> {
+        let n = self.messages.len().saturating_sub(1);
+        let Some(calls) = self.open_calls() else {
+            let stray = [
+                ("interrupts", !self.interrupts.is_empty()),
+                ("pendingToolUseId", self.pending_tool_use_id.is_some()),
+                ("toolResults", !self.tool_results.is_empty()),
+                ("approved", !self.approved.is_empty()),
+                ("reviewed", self.reviewed),
+                ("question", self.question.is_some()),
+            ];
+            if let Some((field, _)) = stray.iter().find(|(_, set)| *set) {
+                return Err(CheckpointError::at(
+                    *field,
+                    "set, but the last message has no tool calls in progress",
+                ));
+            }
+            return Ok(());
+        };
+        let call = |id: &str| calls.iter().find(|c| c.id == id).copied();
+        let not_a_call = |path: String, id: &str| {
+            CheckpointError::at(
+                path,
+                format!("{id:?} is not a tool call of the last message (messages[{n}])"),
+            )
+        };
+        let mut answered = HashSet::new();
+        for (k, r) in self.tool_results.iter().enumerate() {
+            let path = format!("toolResults[{k}].toolUseId");
+            if call(&r.tool_use_id).is_none() {
+                return Err(not_a_call(path, &r.tool_use_id));
+            }
+            if !answered.insert(r.tool_use_id.as_str()) {
+                return Err(CheckpointError::at(
+                    path,
+                    format!("{:?} is answered twice", r.tool_use_id),
+                ));
+            }
+        }
+        let mut pending = HashSet::new();
+        let questions = self
+            .interrupts
+            .iter()
+            .filter(|i| i.kind == InterruptKind::Question)
+            .count();
+        for (k, i) in self.interrupts.iter().enumerate() {
+            let path = format!("interrupts[{k}]");
+            let Some(c) = call(&i.id) else {
+                return Err(not_a_call(format!("{path}.id"), &i.id));
+            };
+            if answered.contains(i.id.as_str()) {
+                return Err(CheckpointError::at(
+                    format!("{path}.id"),
+                    format!("{:?} already has a result in toolResults", i.id),
+                ));
+            }
+            if !pending.insert(i.id.as_str()) {
+                return Err(CheckpointError::at(
+                    format!("{path}.id"),
+                    format!("{:?} is pending twice", i.id),
+                ));
+            }
+            if i.tool_name != c.name {
+                return Err(CheckpointError::at(
+                    format!("{path}.toolName"),
+                    format!("{:?} but call {:?} is to {:?}", i.tool_name, i.id, c.name),
+                ));
+            }
+            if i.input != c.input {
+                return Err(CheckpointError::at(
+                    format!("{path}.input"),
+                    format!("differs from the input of call {:?}", i.id),
+                ));
+            }
+            if i.kind == InterruptKind::Question && i.question.is_none() {
+                return Err(CheckpointError::at(format!("{path}.question"), "missing"));
+            }
+        }
+        if questions > 0 && self.interrupts.len() > 1 {
+            return Err(CheckpointError::at(
+                "interrupts",
+                "a run waits for one question at a time, or for approvals only",
+            ));
+        }
+        if !self.interrupts.is_empty() && !self.reviewed {
+            return Err(CheckpointError::at(
+                "reviewed",
+                "missing, but the run is paused (its turn was checked for approval)",
+            ));
+        }
+        match (self.interrupts.first(), &self.pending_tool_use_id) {
+            (Some(first), Some(id)) if &first.id == id => {}
+            (None, None) => {}
+            (Some(first), _) => {
+                return Err(CheckpointError::at(
+                    "pendingToolUseId",
+                    format!("expected {:?}, the id of the first interrupt", first.id),
+                ));
+            }
+            (None, Some(id)) => {
+                return Err(CheckpointError::at(
+                    "pendingToolUseId",
+                    format!("{id:?} is set but interrupts is empty"),
+                ));
+            }
+        }
+        if self.question != self.interrupts.first().map(Interrupt::prompt) {
+            return Err(CheckpointError::at("question", "does not match the first interrupt"));
+        }
+        let mut approved = HashSet::new();
+        for (k, id) in self.approved.iter().enumerate() {
+            let path = format!("approved[{k}]");
+            if call(id).is_none() {
+                return Err(not_a_call(path, id));
+            }
+            if pending.contains(id.as_str()) || !approved.insert(id.as_str()) {
+                return Err(CheckpointError::at(
+                    path,
+                    format!("{id:?} is approved twice or still pending"),
+                ));
+            }
+            if !self.reviewed {
+                return Err(CheckpointError::at(path, "approved before the turn was reviewed"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn prev_has_calls(messages: &[Message], i: usize) -> bool {
+    i.checked_sub(1)
+        .and_then(|p| messages.get(p))
+        .is_some_and(|p| p.role == Role::Assistant && p.tool_uses().next().is_some())
+}
+
+fn first_result_index(m: &Message) -> usize {
+    m.blocks()
+        .iter()
+        .position(|b| matches!(b, ContentBlock::ToolResult(_)))
+        .unwrap_or(0)
+}
+
+fn check_blocks(m: &Message, i: usize) -> Result<(), CheckpointError> {
+    let Some((j, problem)) = block_problem(m.role, m.blocks()) else {
+        return Ok(());
+    };
+    let block = format!("messages[{i}].content[{j}]");
+    Err(match problem {
+        BlockProblem::ToolUseOutsideAssistant => {
+            CheckpointError::at(block, "tool_use block outside an assistant message")
+        }
+        BlockProblem::ToolResultOutsideUser => CheckpointError::at(block, "tool_result block outside a user message"),
+        BlockProblem::ResultAfterOther => CheckpointError::at(
+            block,
+            "tool_result after another block: providers want a turn's tool results first",
+        ),
+        BlockProblem::ThinkingOutsideAssistant => {
+            CheckpointError::at(block, "thinking block outside an assistant message")
+        }
+        BlockProblem::EmptyId => CheckpointError::at(format!("{block}.id"), "empty"),
+        BlockProblem::DuplicateId(id) => CheckpointError::at(
+            format!("{block}.id"),
+            format!("{id:?} is used by an earlier tool call of the same message"),
+        ),
+    })
+}
+
+fn check_pairing<'a>(
+    calls: &[&ToolUse],
+    results: impl Iterator<Item = &'a ToolResult>,
+    i: usize,
+    answer_path: &str,
+) -> Result<(), CheckpointError> {
+    let results: Vec<&ToolResult> = results.collect();
+    for (k, r) in results.iter().enumerate() {
+        if !calls.iter().any(|c| c.id == r.tool_use_id) {
+            return Err(CheckpointError::at(
+                format!("{answer_path}.content[{k}].toolUseId"),
+                format!("{:?} answers no tool call of messages[{i}]", r.tool_use_id),
+            ));
+        }
+        if results.iter().take(k).any(|p| p.tool_use_id == r.tool_use_id) {
+            return Err(CheckpointError::at(
+                format!("{answer_path}.content[{k}].toolUseId"),
+                format!("{:?} is answered twice", r.tool_use_id),
+            ));
+        }
+    }
+    for c in calls {
+        if !results.iter().any(|r| r.tool_use_id == c.id) {
+            return Err(CheckpointError::at(
+                answer_path,
+                format!("no tool_result for tool call {:?} of messages[{i}]", c.id),
+            ));
+        }
+    }
+    Ok(())
+}
+
+// ---- structural explanation of a value the fast decoder rejected ------------------------------------

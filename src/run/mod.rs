@@ -1,0 +1,633 @@
+//! The sans-IO run: a state machine over the checkpoint that says what it needs next and takes the
+//! results back. It owns every rule of the loop; whoever drives it only does I/O.
+//!
+//! The checkpoint *is* the state; the next step is derived from it, so a run restored from JSON
+//! continues exactly like the one that wrote it.
+//!
+//! ```
+//! use resumable_agent::{ContentBlock, ModelResponse, Run, RunConfig, Step, ToolDefinition, ToolOutcome};
+//! use serde_json::json;
+//!
+//! let config = RunConfig::new([ToolDefinition::new("lookup", "Look a key up.", json!({"type": "object"}))]);
+//! let mut run = Run::start(&config, "Find k1", "run-1", 0);
+//! let text = loop {
+//!     match run.next_step() {
+//!         // Your own I/O: call whatever model you like with run.checkpoint().messages.
+//!         Step::CallModel if run.checkpoint().iterations == 0 => {
+//!             run.model_replied(ModelResponse::tool_call("c1", "lookup", json!({"key": "k1"})), 1)?
+//!         }
+//!         Step::CallModel => run.model_replied(ModelResponse::text("k1 is 42."), 3)?,
+//!         Step::CallTool(call) => run.tool_finished(&call.id, ToolOutcome::Output("42".into()), 2),
+//!         Step::Review(calls) => run.reviewed(Vec::new(), 1), // nothing needs approval
+//!         Step::Done(text) => break text,
+//!         other => panic!("unexpected {other:?}"),
+//!     }
+//! };
+//! assert_eq!(text, "k1 is 42.");
+//! # Ok::<(), resumable_agent::ModelError>(())
+//! ```
+
+mod compaction;
+mod output;
+mod resume;
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+pub(crate) use compaction::Compacted;
+pub use compaction::Compaction;
+pub use output::{DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL};
+pub(crate) use output::{OutputRule, final_answer_definition};
+
+use crate::checkpoint::Checkpoint;
+use crate::interrupt::{Interrupt, InterruptKind, OnExpire};
+use crate::message::{BlockProblem, ContentBlock, Message, Role, ToolResult, ToolUse, block_problem};
+use crate::model::ModelError;
+use crate::model::{ModelResponse, ToolDefinition};
+use crate::tool::InterruptError;
+
+/// Default bound on model calls per run (across resumes).
+pub const DEFAULT_MAX_ITERATIONS: u32 = 25;
+
+/// What a run knows about its agent: the tools it may call (to refuse unknown tools and invalid input,
+/// and to apply expiry policies) and the bound on model calls.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// What the model sees, in the agent's order.
+    pub(crate) definitions: Vec<ToolDefinition>,
+    /// The policies of the same tools, in the same order.
+    pub(crate) policies: Vec<ToolPolicy>,
+    pub(crate) max_iterations: u32,
+    pub(crate) limits: crate::limits::Limits,
+    /// The structured answer a run must end with, if any.
+    pub(crate) output: Option<OutputRule>,
+    /// How the history is kept within bounds before each model call, if at all.
+    pub(crate) compaction: Option<Compaction>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ToolPolicy {
+    pub(crate) may_need_approval: bool,
+    pub(crate) on_expire: OnExpire,
+}
+
+impl RunConfig {
+    /// The tools a run may call; [`DEFAULT_MAX_ITERATIONS`] model calls.
+    pub fn new(tools: impl IntoIterator<Item = ToolDefinition>) -> Self {
+        let definitions: Vec<ToolDefinition> = tools.into_iter().collect();
+        RunConfig {
+            policies: vec![ToolPolicy::default(); definitions.len()],
+            definitions,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            limits: crate::limits::Limits::default(),
+            output: None,
+            compaction: None,
+        }
+    }
+
+    /// Keeps the history within `compaction`'s bounds before each model call (see [`Compaction`]).
+    pub fn compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = Some(compaction);
+        self
+    }
+
+    /// Runs must end with a structured answer matching the JSON Schema `schema`: the model gives it by
+    /// calling [`FINAL_ANSWER_TOOL`] (added to the tools; its input is the answer, or `{ value }` when the
+    /// schema is not an object schema) or as JSON text. An answer that does not match is fed back to the
+    /// model to correct, up to `max_retries` times; then the run ends in [`AgentError::Output`].
+    pub fn output(mut self, schema: Value, max_retries: u32) -> Self {
+        self.set_output(schema, max_retries);
+        self
+    }
+
+    pub(crate) fn set_output(&mut self, schema: Value, max_retries: u32) {
+        let (definition, wrapped) = final_answer_definition(&schema);
+        self.definitions.retain(|d| d.name != FINAL_ANSWER_TOOL);
+        self.policies.truncate(self.definitions.len());
+        self.definitions.push(definition);
+        self.policies.push(ToolPolicy::default());
+        self.output = Some(OutputRule {
+            schema,
+            wrapped,
+            max_retries,
+        });
+    }
+
+    /// Bounds the number of model calls of a run, counted across resumes.
+    pub fn max_iterations(mut self, max_iterations: u32) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// The size and depth limits of what the run accepts (see [`Limits`](crate::Limits)).
+    pub fn limits(mut self, limits: crate::limits::Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Marks `tool` as one whose calls may need approval (only such calls are listed by [`Step::Review`]),
+    /// with the policy for its expired interrupts.
+    pub fn approval(mut self, tool: &str, on_expire: OnExpire) -> Self {
+        if let Some(k) = self.index(tool) {
+            if let Some(p) = self.policies.get_mut(k) {
+                p.may_need_approval = true;
+                p.on_expire = on_expire;
+            }
+        }
+        self
+    }
+
+    /// The tool definitions, as sent to the model.
+    pub fn tools(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.definitions.iter().position(|d| d.name == name)
+    }
+
+    fn tool(&self, name: &str) -> Option<(&ToolDefinition, ToolPolicy)> {
+        let k = self.index(name)?;
+        Some((
+            self.definitions.get(k)?,
+            self.policies.get(k).copied().unwrap_or_default(),
+        ))
+    }
+}
+
+/// What the driver must do next.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Step {
+    /// Send `checkpoint().messages` to the model and feed the answer to [`Run::model_replied`].
+    CallModel,
+    /// Ask each of these calls' tools whether the call needs approval, then report the ones that do with
+    /// [`Run::reviewed`] — before any call of the turn runs.
+    Review(Vec<ToolUse>),
+    /// Run this tool call and feed the outcome to [`Run::tool_finished`].
+    CallTool(ToolUse),
+    /// The run answered this call itself with an error result (unknown tool, input that is not a JSON
+    /// object or breaks the tool's schema); nothing to do but report it.
+    Refused(ToolUse, ToolResult),
+    /// Paused: the checkpoint's `interrupts` say what the run waits for.
+    Paused,
+    /// The run answered this call itself with a success result: a valid structured answer (the
+    /// [`FINAL_ANSWER_TOOL`] call); nothing to do but report it.
+    Answered(ToolUse, ToolResult),
+    /// Finished with this text.
+    Done(String),
+    /// The model missed the output schema more often than the agent allows: end the run with
+    /// [`AgentError::Output`] and this problem.
+    InvalidOutput(String),
+    /// The next step would be a model call, but the run has used `maxIterations` of them.
+    OutOfIterations,
+}
+
+/// How one tool call ended.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// Text for the model.
+    Output(String),
+    /// An error the model reads.
+    Error(String),
+    /// Pause and ask the human.
+    Interrupt(InterruptError),
+}
+
+/// A decision a resume applied, for reporting (`approval-response`, or the answer's `tool-result`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Applied {
+    /// The interrupt it answered.
+    pub interrupt: Interrupt,
+    /// True when the call will run (approved); false when denied or answered.
+    pub approved: bool,
+    /// The input the call will run with, when a human changed it.
+    pub modified_args: Option<Value>,
+    /// The result recorded for the call (a denial, an expiry, or an answer), if any.
+    pub result: Option<ToolResult>,
+}
+
+/// One run of the loop, driven step by step. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct Run<'c> {
+    state: Checkpoint,
+    config: &'c RunConfig,
+    applied: Vec<Applied>,
+    /// Set when [`Run::next_step`] changed the state on its way to [`Step::Done`] (a structured answer
+    /// recorded, its turn closed): that final state is a checkpoint of its own.
+    changed_at_done: bool,
+    /// What the last compaction removed, until the driver reports it.
+    compacted: Option<Compacted>,
+    /// JSON sizes of the messages, as of the last compaction check: a run only appends messages (and
+    /// changes at most the last one), so each check measures only what is new.
+    sizes: Vec<usize>,
+    /// How many leading messages are as they were when the run began or was last asked
+    /// ([`Run::take_unchanged`]): appending keeps them, an edit, a removal or a compaction lowers it.
+    unchanged: usize,
+    /// What changed in the messages since the run's state was last taken for saving ([`Run::take_saved`]),
+    /// so a session's log record holds only what changed.
+    saved: Saved,
+}
+
+/// How the messages changed since the last save: the saved messages lost the range `dropped` (compaction),
+/// and after that the first `unchanged` messages are as saved; the rest are new or edited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Saved {
+    /// Leading messages as saved (counted after `dropped` was removed).
+    pub(crate) unchanged: usize,
+    /// `(start, count)`: saved messages removed from the middle since.
+    pub(crate) dropped: Option<(usize, usize)>,
+}
+
+impl<'c> Run<'c> {
+    /// A new run whose first message is `message`; `now` is the time in ms since the epoch. `message` must
+    /// not be empty: providers refuse an empty user message ([`Agent::prompt`](crate::Agent::prompt) refuses
+    /// it with [`AgentError::Argument`]).
+    pub fn start(config: &'c RunConfig, message: &str, run_id: impl Into<String>, now: u64) -> Self {
+        let mut state = Checkpoint::new(run_id, now);
+        state.messages.push(Message::user(message));
+        Run {
+            state,
+            config,
+            applied: Vec::new(),
+            changed_at_done: false,
+            compacted: None,
+            sizes: Vec::new(),
+            unchanged: 0,
+            saved: Saved::default(),
+        }
+    }
+
+    /// The run's state: save it (as JSON) to resume later.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        &self.state
+    }
+
+    /// The state, by value.
+    pub fn into_checkpoint(self) -> Checkpoint {
+        self.state
+    }
+
+    /// What the resume that built this run applied (empty after [`Run::start`]).
+    pub fn applied(&self) -> &[Applied] {
+        &self.applied
+    }
+
+    pub(crate) fn config(&self) -> &'c RunConfig {
+        self.config
+    }
+
+    /// The run's id (stable across resumes).
+    pub fn run_id(&self) -> &str {
+        self.state.run_id.as_deref().unwrap_or_default()
+    }
+
+    pub(crate) fn touch(&mut self, now: u64) {
+        self.state.updated_at = Some(now);
+    }
+
+    /// The agent's state (plain JSON), if it has one.
+    pub fn state(&self) -> Option<&Value> {
+        self.state.state.as_ref()
+    }
+
+    /// Replaces the agent's state.
+    pub fn set_state(&mut self, mut state: Value) {
+        crate::limits::normalize_numbers(&mut state);
+        self.state.state = Some(state);
+    }
+
+    pub(crate) fn checkpoint_mut(&mut self) -> &mut Checkpoint {
+        &mut self.state
+    }
+
+    /// How many leading messages are unchanged since the run began or since the last call; from now on
+    /// all of them count as unchanged. A model that keeps its own copy of the history (the JS model's
+    /// mirror) keeps that many of its messages and replaces the rest.
+    pub(crate) fn take_unchanged(&mut self) -> usize {
+        std::mem::replace(&mut self.unchanged, self.state.messages.len())
+    }
+
+    /// How many leading messages are unchanged since the run began or its state was last taken for saving;
+    /// from now on all of them count as saved.
+    pub(crate) fn take_saved(&mut self) -> Saved {
+        let all = Saved {
+            unchanged: self.state.messages.len(),
+            dropped: None,
+        };
+        std::mem::replace(&mut self.saved, all)
+    }
+
+    /// Notes that the messages from `index` on changed in place or went.
+    pub(super) fn edited(&mut self, index: usize) {
+        self.unchanged = self.unchanged.min(index);
+        self.saved.unchanged = self.saved.unchanged.min(index);
+    }
+
+    /// Notes that the messages `start..end` went (compaction).
+    pub(super) fn dropped(&mut self, start: usize, end: usize) {
+        self.unchanged = self.unchanged.min(start);
+        let saved = &mut self.saved;
+        if saved.dropped.is_none() && start < saved.unchanged {
+            // Saved messages left the middle: the ones after the range are still as saved.
+            let gone = end.min(saved.unchanged) - start;
+            saved.dropped = Some((start, gone));
+            saved.unchanged -= gone;
+        } else {
+            saved.unchanged = saved.unchanged.min(start);
+        }
+    }
+
+    /// The next step, closing a finished tool turn on the way.
+    pub fn next_step(&mut self) -> Step {
+        let mut closed = false;
+        if self.state.is_interrupted() {
+            return Step::Paused;
+        }
+        if !self.state.reviewed && self.state.open_calls().is_some() {
+            let review: Vec<ToolUse> = self
+                .state
+                .open_calls()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| self.config.tool(&c.name).is_some_and(|(_, p)| p.may_need_approval))
+                .filter(|c| !self.state.tool_results.iter().any(|r| r.tool_use_id == c.id))
+                .filter(|c| self.refusal(c).is_none())
+                .cloned()
+                .collect();
+            if !review.is_empty() {
+                return Step::Review(review);
+            }
+            self.state.reviewed = true;
+        }
+        if let Some(calls) = self.state.open_calls() {
+            let answered: HashSet<&str> = self.state.tool_results.iter().map(|r| r.tool_use_id.as_str()).collect();
+            let next = calls.into_iter().find(|c| !answered.contains(c.id.as_str())).cloned();
+            if let Some(call) = next {
+                if call.name == FINAL_ANSWER_TOOL && self.config.output.is_some() {
+                    return self.final_answer(call);
+                }
+                if let Some(problem) = self.refusal(&call) {
+                    let result = ToolResult {
+                        tool_use_id: call.id.clone(),
+                        content: problem,
+                        is_error: true,
+                    };
+                    self.state.tool_results.push(result.clone());
+                    return Step::Refused(call, result);
+                }
+                return Step::CallTool(call);
+            }
+            self.state.close_turn();
+            closed = true;
+        }
+        match self.state.messages.last() {
+            Some(last) if last.role == Role::Assistant => {
+                let text = last.text();
+                match &self.config.output {
+                    Some(rule) if self.state.structured.is_none() => {
+                        match rule.parse_text(&text, &self.config.limits) {
+                            Ok(value) => {
+                                self.state.structured = Some(value);
+                                self.changed_at_done = true;
+                            }
+                            Err(problem) => return self.missed_output(problem, None),
+                        }
+                        Step::Done(text)
+                    }
+                    _ => Step::Done(text),
+                }
+            }
+            // The structured answer came by a final_answer call: its turn is closed, the run is done.
+            _ if self.state.structured.is_some() => {
+                self.changed_at_done |= closed;
+                Step::Done(self.answer_text())
+            }
+            _ => self.model_or_limit(),
+        }
+    }
+
+    /// True (once) when the last [`Step::Done`] came with a change to the state not yet reported as a
+    /// checkpoint: the driver saves and reports it.
+    pub(crate) fn take_changed_at_done(&mut self) -> bool {
+        std::mem::take(&mut self.changed_at_done)
+    }
+
+    pub(super) fn model_or_limit(&mut self) -> Step {
+        if self.state.iterations >= self.config.max_iterations {
+            return Step::OutOfIterations;
+        }
+        if let Some(rule) = self.config.compaction {
+            self.compact(rule);
+        }
+        Step::CallModel
+    }
+
+    /// Why the run answers `call` itself instead of running it: an unknown tool, arguments that are not a
+    /// JSON object, or input that breaks the tool's schema.
+    fn refusal(&self, call: &ToolUse) -> Option<String> {
+        let Some((tool, _)) = self.config.tool(&call.name) else {
+            let known: Vec<&str> = self.config.tools().iter().map(|d| d.name.as_str()).collect();
+            return Some(format!(
+                "unknown tool {:?}; available tools: {}",
+                call.name,
+                known.join(", ")
+            ));
+        };
+        // Providers keep arguments that were not a JSON object as their raw text.
+        if !call.input.is_object() {
+            let raw = call
+                .input
+                .as_str()
+                .map_or_else(|| call.input.to_string(), str::to_owned);
+            return Some(format!(
+                "the arguments of this call are not a JSON object, so {} did not run: {raw}; call it again with valid JSON arguments",
+                call.name
+            ));
+        }
+        crate::schema::check(&tool.input_schema, &call.input, "input")
+            .err()
+            .map(|problem| {
+                format!(
+                    "the input does not match the schema of {}, so it did not run: {problem}; call it again with valid input",
+                    call.name
+                )
+            })
+    }
+
+    /// Records the model's turn. A response that would make the next request invalid is refused whole.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidResponse`] naming the offending block; the run is unchanged.
+    pub fn model_replied(&mut self, mut response: ModelResponse, now: u64) -> Result<(), ModelError> {
+        if let Some(reason) = response
+            .stop_reason
+            .clone()
+            .filter(crate::model::StopReason::is_unusable)
+        {
+            let text = Message::assistant(response.content).text();
+            return Err(ModelError::Stopped { reason, text });
+        }
+        // Providers refuse empty text blocks in a history.
+        response
+            .content
+            .retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
+        if let Some((j, problem)) = block_problem(Role::Assistant, &response.content) {
+            let problem = match problem {
+                BlockProblem::ToolResultOutsideUser => {
+                    "tool_result blocks belong in user messages, not in a model response".to_owned()
+                }
+                BlockProblem::EmptyId => "tool_use with an empty id".to_owned(),
+                BlockProblem::ResultAfterOther => "tool_result in a model response".to_owned(),
+                BlockProblem::ThinkingOutsideAssistant => "thinking outside an assistant turn".to_owned(),
+                BlockProblem::DuplicateId(id) => format!("tool_use id {id:?} appears twice in one response"),
+                BlockProblem::ToolUseOutsideAssistant => "tool_use outside an assistant turn".to_owned(),
+            };
+            return Err(ModelError::InvalidResponse {
+                path: format!("content[{j}]"),
+                problem,
+            });
+        }
+        for (j, b) in response.content.iter().enumerate() {
+            if let ContentBlock::ToolUse(u) = b {
+                let reused = self
+                    .state
+                    .messages
+                    .iter()
+                    .any(|m| m.tool_uses().any(|earlier| earlier.id == u.id));
+                if reused {
+                    return Err(ModelError::InvalidResponse {
+                        path: format!("content[{j}].id"),
+                        problem: format!(
+                            "{:?} is the id of an earlier tool call (ids are unique in a conversation)",
+                            u.id
+                        ),
+                    });
+                }
+                let depth = crate::limits::value_depth(&u.input);
+                if depth > self.config.limits.max_depth {
+                    return Err(ModelError::InvalidResponse {
+                        path: format!("content[{j}].input"),
+                        problem: format!(
+                            "nested {depth} deep; at most {} (limits.maxDepth)",
+                            self.config.limits.max_depth
+                        ),
+                    });
+                }
+            }
+        }
+        for b in &mut response.content {
+            if let ContentBlock::ToolUse(u) = b {
+                crate::limits::normalize_numbers(&mut u.input);
+            }
+        }
+        let message = Message::assistant(response.content);
+        if let Some(why) = self.too_large(crate::json::len(&message), 0) {
+            return Err(ModelError::InvalidResponse {
+                path: "content".into(),
+                problem: format!("the model's turn was not kept: {why}"),
+            });
+        }
+        self.state.iterations = self.state.iterations.saturating_add(1);
+        if let Some(usage) = response.usage {
+            self.state.usage.add(usage);
+        }
+        self.state.messages.push(message);
+        self.touch(now);
+        Ok(())
+    }
+
+    /// Reports which calls of a [`Step::Review`] need approval: `(call id, expires in ms)`. With any, the
+    /// run pauses on them (in call order) before a call of the turn runs. Ids not in the open turn are
+    /// ignored.
+    pub fn reviewed(&mut self, needed: Vec<(String, Option<u64>)>, now: u64) {
+        let calls = self.state.open_calls().unwrap_or_default();
+        let interrupts: Vec<Interrupt> = calls
+            .iter()
+            .filter_map(|c| {
+                let (_, expires_in) = needed.iter().find(|(id, _)| *id == c.id)?;
+                Some(Interrupt {
+                    kind: InterruptKind::Approval,
+                    id: c.id.clone(),
+                    tool_name: c.name.clone(),
+                    input: c.input.clone(),
+                    question: None,
+                    options: None,
+                    data: None,
+                    expires_at: expires_in.map(|ms| now.saturating_add(ms)),
+                })
+            })
+            .collect();
+        self.state.reviewed = true;
+        self.state.set_interrupts(interrupts);
+        self.touch(now);
+    }
+
+    /// Records how the call `id` (the one [`Step::CallTool`] named) ended.
+    pub fn tool_finished(&mut self, id: &str, mut outcome: ToolOutcome, now: u64) {
+        self.touch(now);
+        // A result the checkpoint could not hold is refused where it enters: the model reads why, and what
+        // is saved can always be read back.
+        let size = match &outcome {
+            ToolOutcome::Output(text) | ToolOutcome::Error(text) => crate::json::len(text.as_str()),
+            ToolOutcome::Interrupt(ask) => {
+                crate::json::len(&ask.question) + ask.data.as_ref().map_or(0, crate::json::len)
+            }
+        };
+        if let Some(why) = self.too_large(size, 0) {
+            let what = if matches!(outcome, ToolOutcome::Interrupt(_)) {
+                "question"
+            } else {
+                "result"
+            };
+            outcome = ToolOutcome::Error(format!(
+                "the tool's {what} was not kept: {why}; return less (e.g. a summary, or a reference to where the data is)"
+            ));
+        }
+        let max = self.config.limits.max_depth;
+        if let ToolOutcome::Interrupt(ask) = &outcome {
+            if let Some(depth) = ask.data.as_ref().map(crate::limits::value_depth).filter(|d| *d > max) {
+                outcome = ToolOutcome::Error(format!(
+                    "the question's data nests {depth} deep; at most {max} (limits.maxDepth)"
+                ));
+            }
+        }
+        let (content, is_error) = match outcome {
+            ToolOutcome::Output(text) => (text, false),
+            ToolOutcome::Error(message) => (message, true),
+            ToolOutcome::Interrupt(ask) => {
+                let Some(call) = self
+                    .state
+                    .open_calls()
+                    .and_then(|calls| calls.into_iter().find(|c| c.id == id).cloned())
+                else {
+                    return;
+                };
+                // The approval was used up: the call ran, and its answer will be the human's.
+                self.state.approved.retain(|a| *a != call.id);
+                self.state.set_interrupts(vec![Interrupt {
+                    kind: InterruptKind::Question,
+                    id: call.id,
+                    tool_name: call.name,
+                    input: call.input,
+                    question: Some(ask.question),
+                    options: ask.options,
+                    data: ask.data.map(|mut d| {
+                        crate::limits::normalize_numbers(&mut d);
+                        d
+                    }),
+                    expires_at: ask.expires_in_ms.map(|ms| now.saturating_add(ms)),
+                }]);
+                return;
+            }
+        };
+        self.state.tool_results.push(ToolResult {
+            tool_use_id: id.to_owned(),
+            content,
+            is_error,
+        });
+    }
+}

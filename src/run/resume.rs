@@ -1,0 +1,541 @@
+//! Resuming: the human's answer or decisions applied to a paused run (every one checked before anything
+//! changes), a new user turn to a finished one, and the decisions' JSON read against what the run waits for.
+
+use serde_json::Value;
+
+use super::{Applied, Run, RunConfig, Saved};
+use crate::checkpoint::{Checkpoint, CheckpointError, lost_result};
+use crate::error::AgentError;
+use crate::interrupt::{Decision, Interrupt, InterruptKind, OnExpire, Resume};
+use crate::message::{Content, ContentBlock, Message, Role, ToolResult};
+
+impl<'c> Run<'c> {
+    /// Restores a run and applies the human's input: answers and decisions for its pending interrupts, or,
+    /// with nothing pending, a new user turn (`""` continues as is). Everything is checked before anything
+    /// changes.
+    ///
+    /// # Errors
+    /// [`AgentError::Checkpoint`] for a checkpoint that breaks an invariant; [`AgentError::Decision`] for
+    /// input that does not answer exactly what is pending; [`AgentError::InterruptExpired`] (with the
+    /// checkpoint) for an expired interrupt whose tool's policy is [`OnExpire::Error`].
+    pub fn resume(config: &'c RunConfig, state: Checkpoint, input: Resume, now: u64) -> Result<Self, AgentError> {
+        state.validate()?;
+        Self::resume_valid(config, state, input, now)
+    }
+
+    /// [`Run::resume`] of a checkpoint known to be valid: one [`Checkpoint::from_json`] has just returned.
+    pub(crate) fn resume_valid(
+        config: &'c RunConfig,
+        mut state: Checkpoint,
+        input: Resume,
+        now: u64,
+    ) -> Result<Self, AgentError> {
+        // What the run writes next is a new checkpoint: the old signature does not cover it.
+        state.signature = None;
+        // Each prompt or resume gets the whole bound of output corrections.
+        state.output_attempts = 0;
+        if state.run_id.is_none() {
+            state.run_id = Some(crate::platform::new_run_id());
+        }
+        let unchanged = state.messages.len();
+        let mut run = Run {
+            state,
+            config,
+            applied: Vec::new(),
+            changed_at_done: false,
+            compacted: None,
+            sizes: Vec::new(),
+            unchanged,
+            saved: Saved {
+                unchanged,
+                dropped: None,
+            },
+        };
+        if run.state.interrupts.is_empty() {
+            run.continue_with(input)?;
+        } else {
+            run.answer(input, now)?;
+        }
+        Ok(run)
+    }
+
+    /// Nothing is pending: `input` is a new user turn (`""` continues as is).
+    pub(super) fn continue_with(&mut self, input: Resume) -> Result<(), AgentError> {
+        let text = match input {
+            Resume::Answer(text) => text,
+            Resume::Decisions(d) if d.is_empty() => String::new(),
+            Resume::DecisionsById(d) if d.is_empty() => String::new(),
+            Resume::Decisions(_) | Resume::DecisionsById(_) | Resume::Json(_) => {
+                return Err(decision_error(
+                    None,
+                    "the run waits for nothing: there is nothing to decide",
+                ));
+            }
+        };
+        if text.is_empty() {
+            if self.state.messages.is_empty() {
+                return Err(CheckpointError::at(
+                    "messages",
+                    "empty, and the answer is empty: there is nothing to resume",
+                )
+                .into());
+            }
+            return Ok(());
+        }
+        if self.state.open_calls().is_some() {
+            let n = self.state.messages.len().saturating_sub(1);
+            return Err(decision_error(
+                None,
+                format!(
+                    "the run is in the middle of the tool calls of messages[{n}]; resume it with an empty answer to finish them first"
+                ),
+            ));
+        }
+        self.state.structured = None;
+        self.push_user_text(text);
+        Ok(())
+    }
+
+    /// Adds user text to the history: an answer that said nothing goes (providers refuse it in a history),
+    /// and the text joins the user message it would follow.
+    pub(super) fn push_user_text(&mut self, text: String) {
+        if self.state.messages.last().is_some_and(Message::is_empty_answer) {
+            self.state.messages.pop();
+            self.edited(self.state.messages.len());
+        }
+        if self.state.messages.last().is_some_and(|m| m.role == Role::User) {
+            self.edited(self.state.messages.len().saturating_sub(1));
+        }
+        match self.state.messages.last_mut() {
+            Some(last) if last.role == Role::User => {
+                let earlier = match std::mem::replace(&mut last.content, Content::Blocks(Vec::new())) {
+                    Content::Text(t) => vec![ContentBlock::Text { text: t }],
+                    Content::Blocks(b) => b,
+                };
+                let mut blocks = earlier;
+                blocks.push(ContentBlock::Text { text });
+                last.content = Content::Blocks(blocks);
+            }
+            _ => self.state.messages.push(Message::user(text)),
+        }
+    }
+
+    /// Applies one decision per pending interrupt, after checking all of them.
+    pub(super) fn answer(&mut self, input: Resume, now: u64) -> Result<(), AgentError> {
+        let plan = match_decisions(&self.state.interrupts, input).and_then(|decisions| {
+            self.state
+                .interrupts
+                .iter()
+                .zip(decisions)
+                .map(
+                    |(interrupt, decision)| match self.check_decision(interrupt, decision, now) {
+                        Ok(d) => Ok(d),
+                        Err(Check::Invalid(e)) => Err(e),
+                        Err(Check::Expired) => Err(AgentError::InterruptExpired {
+                            id: interrupt.id.clone(),
+                            expires_at: interrupt.expires_at.unwrap_or_default(),
+                            checkpoint: Box::new(Checkpoint::new("", 0)),
+                        }),
+                    },
+                )
+                .collect::<Result<Vec<Decision>, AgentError>>()
+        });
+        let plan = match plan {
+            Ok(plan) => plan,
+            Err(AgentError::InterruptExpired { id, expires_at, .. }) => {
+                let checkpoint = Box::new(std::mem::replace(&mut self.state, Checkpoint::new("", 0)));
+                return Err(AgentError::InterruptExpired {
+                    id,
+                    expires_at,
+                    checkpoint,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let pending = std::mem::take(&mut self.state.interrupts);
+        self.state.pending_tool_use_id = None;
+        self.state.question = None;
+        // Questions were asked mid-turn: calls before them without a result are lost (older formats only).
+        if let Some(q) = pending.iter().find(|i| i.kind == InterruptKind::Question) {
+            let lost: Vec<ToolResult> = self
+                .state
+                .open_calls()
+                .unwrap_or_default()
+                .into_iter()
+                .take_while(|c| c.id != q.id)
+                .filter(|c| !self.state.tool_results.iter().any(|r| r.tool_use_id == c.id))
+                .map(|c| lost_result(&c.id))
+                .collect();
+            self.state.tool_results.extend(lost);
+        }
+        for (interrupt, decision) in pending.into_iter().zip(plan) {
+            let applied = match decision {
+                Decision::Approve { modified_args } => {
+                    if let Some(input) = &modified_args {
+                        self.replace_input(&interrupt.id, input.clone());
+                    }
+                    self.state.approved.push(interrupt.id.clone());
+                    Applied {
+                        interrupt,
+                        approved: true,
+                        modified_args,
+                        result: None,
+                    }
+                }
+                Decision::Deny { message } => {
+                    let result = ToolResult {
+                        tool_use_id: interrupt.id.clone(),
+                        content: denial(&interrupt, message.as_deref()),
+                        is_error: true,
+                    };
+                    self.state.tool_results.push(result.clone());
+                    Applied {
+                        interrupt,
+                        approved: false,
+                        modified_args: None,
+                        result: Some(result),
+                    }
+                }
+                Decision::Answer { text } => {
+                    let result = ToolResult {
+                        tool_use_id: interrupt.id.clone(),
+                        content: text,
+                        is_error: false,
+                    };
+                    self.state.tool_results.push(result.clone());
+                    Applied {
+                        interrupt,
+                        approved: false,
+                        modified_args: None,
+                        result: Some(result),
+                    }
+                }
+            };
+            self.applied.push(applied);
+        }
+        self.touch(now);
+        Ok(())
+    }
+
+    /// The decision to apply for `interrupt`: checked against its kind and the tool's schema, and replaced
+    /// by a denial when it expired under a `deny` policy.
+    fn check_decision(&self, interrupt: &Interrupt, decision: Decision, now: u64) -> Result<Decision, Check> {
+        let tool = self.config.tool(&interrupt.tool_name);
+        if interrupt.expires_at.is_some_and(|at| now > at) {
+            return match tool.map_or(OnExpire::Error, |(_, p)| p.on_expire) {
+                OnExpire::Deny => Ok(Decision::Deny {
+                    message: Some(format!(
+                        "the {} expired before anyone answered it",
+                        match interrupt.kind {
+                            InterruptKind::Approval => "approval request",
+                            InterruptKind::Question => "question",
+                        }
+                    )),
+                }),
+                OnExpire::Error => Err(Check::Expired),
+            };
+        }
+        let fits = matches!(
+            (interrupt.kind, &decision),
+            (
+                InterruptKind::Approval,
+                Decision::Approve { .. } | Decision::Deny { .. }
+            ) | (InterruptKind::Question, Decision::Answer { .. } | Decision::Deny { .. })
+        );
+        if !fits {
+            let expected = match interrupt.kind {
+                InterruptKind::Approval => "\"approve\" or \"deny\" for an approval request",
+                InterruptKind::Question => "\"answer\" or \"deny\" for a question",
+            };
+            return Err(Check::Invalid(decision_error(
+                Some(&interrupt.id),
+                format!("expected {expected}, got \"{}\"", decision.type_name()),
+            )));
+        }
+        if let (
+            Decision::Approve {
+                modified_args: Some(input),
+            },
+            Some((tool, _)),
+        ) = (&decision, tool)
+        {
+            if !input.is_object() {
+                return Err(Check::Invalid(decision_error(
+                    Some(&interrupt.id),
+                    "modifiedArgs: expected a JSON object (the tool's input)",
+                )));
+            }
+            let depth = crate::limits::value_depth(input);
+            if depth > self.config.limits.max_depth {
+                return Err(Check::Invalid(decision_error(
+                    Some(&interrupt.id),
+                    format!(
+                        "modifiedArgs: nested {depth} deep; at most {} (limits.maxDepth)",
+                        self.config.limits.max_depth
+                    ),
+                )));
+            }
+            crate::schema::check(&tool.input_schema, input, "modifiedArgs")
+                .map_err(|p| Check::Invalid(decision_error(Some(&interrupt.id), p)))?;
+        }
+        Ok(decision)
+    }
+
+    pub(super) fn replace_input(&mut self, id: &str, mut input: Value) {
+        crate::limits::normalize_numbers(&mut input);
+        self.edited(self.state.messages.len().saturating_sub(1));
+        if let Some(Content::Blocks(blocks)) = self.state.messages.last_mut().map(|m| &mut m.content) {
+            for b in blocks {
+                if let ContentBlock::ToolUse(u) = b {
+                    if u.id == id {
+                        u.input = input;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+enum Check {
+    Invalid(AgentError),
+    Expired,
+}
+
+pub(super) fn decision_error(id: Option<&str>, problem: impl Into<String>) -> AgentError {
+    AgentError::Decision {
+        id: id.map(str::to_owned),
+        problem: problem.into(),
+    }
+}
+
+/// The content of a denied call's result.
+pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>) -> String {
+    let what = match interrupt.kind {
+        InterruptKind::Approval => format!("The user denied this call to {}; it did not run", interrupt.tool_name),
+        InterruptKind::Question => "The user declined to answer".to_owned(),
+    };
+    match message {
+        Some(m) if !m.is_empty() => format!("{what}: {m}"),
+        _ => format!("{what}."),
+    }
+}
+
+/// One decision per pending interrupt, in interrupt order.
+pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Vec<Decision>, AgentError> {
+    let input = input.read(pending)?;
+    let ids = || {
+        pending
+            .iter()
+            .map(|i| format!("{:?}", i.id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match input {
+        Resume::Answer(text) => match pending {
+            [only] if only.kind == InterruptKind::Question => Ok(vec![Decision::Answer { text }]),
+            _ => Err(decision_error(
+                pending.first().map(|i| i.id.as_str()),
+                format!(
+                    "the run waits for approval of {}; resume with {{ decisions }} (approve or deny each), not a text answer",
+                    ids()
+                ),
+            )),
+        },
+        Resume::Decisions(list) => {
+            if list.len() != pending.len() {
+                let id = pending.get(list.len()).map(|i| i.id.as_str());
+                return Err(decision_error(
+                    id,
+                    format!(
+                        "expected {} decision(s), one for each of {} in order, got {}",
+                        pending.len(),
+                        ids(),
+                        list.len()
+                    ),
+                ));
+            }
+            Ok(list)
+        }
+        Resume::Json(_) => Err(decision_error(None, "decisions were not read")),
+        Resume::DecisionsById(mut list) => {
+            for (id, _) in &list {
+                if !pending.iter().any(|i| &i.id == id) {
+                    return Err(decision_error(
+                        Some(id),
+                        format!("no pending interrupt has this id (pending: {})", ids()),
+                    ));
+                }
+            }
+            let mut out = Vec::with_capacity(pending.len());
+            for i in pending {
+                let found: Vec<usize> = list
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (id, _))| *id == i.id)
+                    .map(|(k, _)| k)
+                    .collect();
+                match found.as_slice() {
+                    [k] => {
+                        let (_, d) = list.swap_remove(*k);
+                        out.push(d);
+                    }
+                    [] => return Err(decision_error(Some(&i.id), "missing decision for this interrupt")),
+                    _ => return Err(decision_error(Some(&i.id), "more than one decision for this interrupt")),
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+impl Resume {
+    /// Decisions from their JSON text, as the JS API takes them: an array in interrupt order (with an `id`
+    /// in every decision or in none) or an object keyed by interrupt id; each `{ type: "approve",
+    /// modifiedArgs? }`, `{ type: "deny", message? }` or `{ type: "answer", text }`.
+    ///
+    /// # Errors
+    /// [`AgentError::Decision`](crate::AgentError) naming the path of what is wrong.
+    pub fn from_decisions_json(text: &str) -> Result<Self, crate::AgentError> {
+        decisions_value(text)?.read(&[])
+    }
+
+    /// [`Resume::Json`] read against `pending`, the interrupts the run waits for: a decision given by its
+    /// place names the interrupt at that place when something is wrong with it. Any other input as it is.
+    ///
+    /// # Errors
+    /// [`AgentError::Decision`](crate::AgentError) naming the interrupt and the path of what is wrong.
+    pub fn read(self, pending: &[Interrupt]) -> Result<Self, crate::AgentError> {
+        let Resume::Json(value) = self else {
+            return Ok(self);
+        };
+        let problem = |p: String| crate::AgentError::Decision { id: None, problem: p };
+        match value {
+            Value::Array(list) => {
+                let with_ids = list.iter().filter(|d| d.get("id").is_some()).count();
+                if with_ids > 0 && with_ids < list.len() {
+                    return Err(problem("decisions: give an id in every decision or in none".into()));
+                }
+                let decoded = list
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, d)| {
+                        let id = d.get("id").and_then(Value::as_str).map(str::to_owned);
+                        let about = id.clone().or_else(|| pending.get(k).map(|i| i.id.clone()));
+                        decision(d, &format!("decisions[{k}]"), about).map(|dec| (id, dec))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if with_ids > 0 {
+                    Ok(Resume::DecisionsById(
+                        decoded.into_iter().map(|(id, d)| (id.unwrap_or_default(), d)).collect(),
+                    ))
+                } else {
+                    Ok(Resume::Decisions(decoded.into_iter().map(|(_, d)| d).collect()))
+                }
+            }
+            Value::Object(map) => Ok(Resume::DecisionsById(
+                map.into_iter()
+                    .map(|(id, d)| decision(d, &format!("decisions[{id:?}]"), Some(id.clone())).map(|dec| (id, dec)))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )),
+            other => Err(problem(format!(
+                "decisions: expected an array or an object keyed by interrupt id, got {}",
+                match other {
+                    Value::Null => "null",
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    _ => "a boolean",
+                }
+            ))),
+        }
+    }
+}
+
+impl Resume {
+    /// The answer of the npm package's `resume(checkpoint, answer)`, as JSON: a string (a text answer), `null`
+    /// (no answer: `""`), or `{ decisions }` (see [`Resume::from_decisions_json`]).
+    ///
+    /// # Errors
+    /// [`AgentError::Decision`](crate::AgentError) naming what is wrong.
+    pub fn from_answer_json(text: &str) -> Result<Self, crate::AgentError> {
+        let problem = |p: String| crate::AgentError::Decision { id: None, problem: p };
+        let value: Value = serde_json::from_str(&crate::limits::repair_lone_surrogates(text))
+            .map_err(|e| problem(format!("answer: {e}")))?;
+        match value {
+            Value::Null => Ok(Resume::Answer(String::new())),
+            Value::String(s) => Ok(Resume::Answer(s)),
+            Value::Object(mut o) if o.contains_key("decisions") => {
+                if let Some(k) = o.keys().find(|k| *k != "decisions") {
+                    return Err(problem(crate::options::unknown_option(
+                        "answer",
+                        k,
+                        &["decisions"],
+                        &[],
+                    )));
+                }
+                let decisions = decisions_value(&o.remove("decisions").unwrap_or(Value::Null).to_string())?;
+                // No decisions at all mean "continue": read at once, so a session sees it.
+                match &decisions {
+                    Resume::Json(Value::Array(a)) if a.is_empty() => decisions.read(&[]),
+                    Resume::Json(Value::Object(m)) if m.is_empty() => decisions.read(&[]),
+                    _ => Ok(decisions),
+                }
+            }
+            other => Err(problem(format!(
+                "answer: expected a string or {{ decisions }}, got {}",
+                crate::options::describe(&other)
+            ))),
+        }
+    }
+}
+
+/// Decisions' JSON text as a value (lone surrogates as U+FFFD; no deeper than the limits allow).
+fn decisions_value(text: &str) -> Result<Resume, crate::AgentError> {
+    let problem = |p: String| crate::AgentError::Decision { id: None, problem: p };
+    let text = crate::limits::repair_lone_surrogates(text);
+    if crate::limits::text_depth(&text) > crate::limits::MAX_DEPTH_LIMIT {
+        return Err(problem("decisions: nested too deep".into()));
+    }
+    let value: Value = serde_json::from_str(&text).map_err(|e| problem(format!("decisions: {e}")))?;
+    Ok(Resume::Json(value))
+}
+
+/// One decision, naming the path of what is wrong with it.
+fn decision(mut value: Value, path: &str, id: Option<String>) -> Result<Decision, crate::AgentError> {
+    let fail = |p: String| crate::AgentError::Decision {
+        id: id.clone(),
+        problem: format!("{path}{p}"),
+    };
+    let Some(o) = value.as_object_mut() else {
+        return Err(fail(": expected an object { type, ... }".into()));
+    };
+    if o.get("id").is_some_and(|i| !i.is_string()) {
+        return Err(fail(".id: expected a string (an interrupt id)".into()));
+    }
+    o.remove("id");
+    let ty = o.get("type").and_then(Value::as_str).map(str::to_owned);
+    match ty.as_deref() {
+        Some("approve") => {
+            if let Some(extra) = o.keys().find(|k| !matches!(k.as_str(), "type" | "modifiedArgs")) {
+                return Err(fail(format!(".{extra}: not a field of an approve decision")));
+            }
+        }
+        Some("deny") => {
+            if o.get("message").is_some_and(|m| !m.is_string() && !m.is_null()) {
+                return Err(fail(".message: expected a string".into()));
+            }
+        }
+        Some("answer") => {
+            if !o.get("text").is_some_and(Value::is_string) {
+                return Err(fail(".text: expected a string".into()));
+            }
+        }
+        Some(other) => {
+            return Err(fail(format!(
+                ".type: expected \"approve\", \"deny\" or \"answer\", got {other:?}"
+            )));
+        }
+        None => return Err(fail(".type: missing (\"approve\", \"deny\" or \"answer\")".into())),
+    }
+    serde_json::from_value(value).map_err(|e| fail(format!(": {e}")))
+}
