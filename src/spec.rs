@@ -447,7 +447,7 @@ impl crate::saver::KvOptions {
     ///
     /// # Errors
     /// [`AgentError::Config`](crate::AgentError) naming an unknown or wrong option; KV's rules as
-    /// [`KvOptions::validate`] says them.
+    /// [`KvOptions::validate`](crate::KvOptions::validate) says them.
     pub fn from_value(value: Value) -> Result<Self, crate::AgentError> {
         let read = || -> Result<Self, String> {
             let mut o = Options::optional(

@@ -95,7 +95,7 @@ impl RunConfig {
     /// Runs must end with a structured answer matching the JSON Schema `schema`: the model gives it by
     /// calling [`FINAL_ANSWER_TOOL`] (added to the tools; its input is the answer, or `{ value }` when the
     /// schema is not an object schema) or as JSON text. An answer that does not match is fed back to the
-    /// model to correct, up to `max_retries` times; then the run ends in [`AgentError::Output`].
+    /// model to correct, up to `max_retries` times; then the run ends in [`AgentError::Output`](crate::AgentError::Output).
     pub fn output(mut self, schema: Value, max_retries: u32) -> Self {
         self.set_output(schema, max_retries);
         self
@@ -178,7 +178,7 @@ pub enum Step {
     /// Finished with this text.
     Done(String),
     /// The model missed the output schema more often than the agent allows: end the run with
-    /// [`AgentError::Output`] and this problem.
+    /// [`AgentError::Output`](crate::AgentError::Output) and this problem.
     InvalidOutput(String),
     /// The next step would be a model call, but the run has used `maxIterations` of them.
     OutOfIterations,
@@ -210,7 +210,8 @@ pub struct Applied {
     pub result: Option<ToolResult>,
 }
 
-/// One run of the loop, driven step by step. See the [module docs](self).
+/// One run of the loop, driven step by step: the state machine described in the crate's docs ("The state
+/// machine is public").
 #[derive(Debug, Clone)]
 pub struct Run<'c> {
     state: Checkpoint,
@@ -245,7 +246,7 @@ pub(crate) struct Saved {
 impl<'c> Run<'c> {
     /// A new run whose first message is `message`; `now` is the time in ms since the epoch. `message` must
     /// not be empty: providers refuse an empty user message ([`Agent::prompt`](crate::Agent::prompt) refuses
-    /// it with [`AgentError::Argument`]).
+    /// it with [`AgentError::Argument`](crate::AgentError::Argument)).
     pub fn start(config: &'c RunConfig, message: &str, run_id: impl Into<String>, now: u64) -> Self {
         let mut state = Checkpoint::new(run_id, now);
         state.messages.push(Message::user(message));

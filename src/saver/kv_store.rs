@@ -168,7 +168,7 @@ impl KvPage {
 
 /// The raw operations of a KV namespace (Workers KV, or a store with the same model: values with metadata,
 /// listings by prefix, no compare-and-set); everything else about saving — keys, limits, summaries in
-/// metadata, KV's write rule — lives once in [`KvStoreSaver`]. The `kv` feature's [`KvSaver`](crate::KvSaver)
+/// metadata, KV's write rule — lives once in [`KvStoreSaver`]. The `kv` feature's `KvSaver`
 /// and the npm package's `kvSaver` are this saver over their hosts' bindings.
 pub trait KvBackend: MaybeSend + MaybeSync {
     /// The text stored under `key`.

@@ -45,7 +45,7 @@ pub const DEFAULT_MAX_HISTORY: usize = usize::MAX;
 /// An end record older than this is left by a deletion that died: the next call finishes it.
 const DELETION_STALE_MS: u64 = 60_000;
 
-/// A conversation stored under `id` in a saver. See the [module docs](self).
+/// A conversation stored under `id` in a saver, as an append-only log of its steps.
 ///
 /// ```
 /// use resumable_agent::{tool, Agent, InterruptError, MemorySaver, ModelResponse, ScriptedModel};
