@@ -1,0 +1,250 @@
+//! What a run needs besides the model: instructions, tools, the run's rules, the initial state and the keys —
+//! checked once when the agent is built, and shared by the agents built from them.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Decoded, Input};
+use crate::error::AgentError;
+use crate::interrupt::Resume;
+use crate::message::Message;
+use crate::model::{ModelRequest, ToolDefinition};
+use crate::platform::{new_run_id, now_ms};
+use crate::run::{Run, RunConfig, ToolPolicy};
+use crate::tool::DynTool;
+
+/// The configuration a run needs besides the model: instructions, tools and the run's rules.
+/// Everything but the tools is shared, not copied, by the agents built from one configuration
+/// ([`Agent::with_parts`]).
+pub(crate) struct AgentConfig {
+    pub(crate) instructions: Option<Arc<str>>,
+    pub(crate) tools: Vec<Box<dyn DynTool>>,
+    pub(crate) rules: Arc<RunConfig>,
+    /// The state a new run starts with (and a resumed checkpoint without state).
+    pub(crate) initial_state: Option<Arc<Value>>,
+    /// Signs (and maybe seals) what leaves; verifies what comes back.
+    pub(crate) keys: Option<Arc<crate::keys::CheckpointKeys>>,
+    /// With keys: the agent what they sign is bound to (the keys' name, or the agent's fingerprint).
+    pub(crate) binding: Option<Arc<str>>,
+}
+impl AgentConfig {
+    pub(crate) fn new(
+        instructions: Option<Arc<str>>,
+        tools: Vec<Box<dyn DynTool>>,
+        max_iterations: u32,
+    ) -> Result<Self, AgentError> {
+        let described = tools.iter().map(|t| {
+            let policy = ToolPolicy {
+                may_need_approval: t.may_need_approval(),
+                on_expire: t.on_expire(),
+            };
+            (t.definition(), policy)
+        });
+        let mut config = Self::described(instructions, described, max_iterations)?;
+        config.tools = tools;
+        Ok(config)
+    }
+
+    /// An agent without tool implementations yet, from its tools' definitions and policies (checked here:
+    /// names valid and unique). The wasm package builds one per configuration and shares its rules.
+    pub(crate) fn described(
+        instructions: Option<Arc<str>>,
+        described: impl IntoIterator<Item = (ToolDefinition, ToolPolicy)>,
+        max_iterations: u32,
+    ) -> Result<Self, AgentError> {
+        let mut definitions: Vec<ToolDefinition> = Vec::new();
+        let mut policies = Vec::new();
+        for (i, (definition, policy)) in described.into_iter().enumerate() {
+            crate::spec::check_tool_name(&definition.name)
+                .map_err(|p| AgentError::Config(format!("tools[{i}].name: {p}")))?;
+            if definitions.iter().any(|d| d.name == definition.name) {
+                return Err(AgentError::Config(format!(
+                    "tools[{i}].name: {:?} is used by an earlier tool",
+                    definition.name
+                )));
+            }
+            definitions.push(definition);
+            policies.push(policy);
+        }
+        Ok(AgentConfig {
+            instructions,
+            tools: Vec::new(),
+            rules: Arc::new(RunConfig {
+                definitions,
+                policies,
+                max_iterations,
+                limits: crate::limits::Limits::default(),
+                output: None,
+                compaction: None,
+            }),
+            initial_state: None,
+            keys: None,
+            binding: None,
+        })
+    }
+
+    /// The request for `messages`, of which the first `unchanged` are as in the run's previous request.
+    pub(crate) fn request<'a>(&'a self, messages: &'a [Message], unchanged: usize) -> ModelRequest<'a> {
+        ModelRequest {
+            system: self.instructions.as_deref(),
+            messages,
+            tools: &self.rules.definitions,
+            unchanged,
+        }
+    }
+
+    pub(crate) fn set_limits(&mut self, limits: crate::limits::Limits) {
+        Arc::make_mut(&mut self.rules).limits = limits;
+    }
+
+    /// Checks and sets the checkpoint keys (after the rest of the configuration: what they sign is bound to
+    /// the agent as configured).
+    pub(crate) fn set_keys(&mut self, keys: crate::keys::CheckpointKeys) -> Result<(), AgentError> {
+        keys.check().map_err(AgentError::Config)?;
+        self.binding = Some(Arc::from(match keys.agent_name() {
+            Some(name) => format!("name:{name}"),
+            None => self.fingerprint(),
+        }));
+        self.keys = Some(Arc::new(keys));
+        Ok(())
+    }
+
+    /// A fingerprint of what decides a run's approvals: instructions, tool names, input schemas (the output
+    /// schema among them) and approval policies.
+    fn fingerprint(&self) -> String {
+        let tools: Vec<Value> = self
+            .rules
+            .definitions
+            .iter()
+            .zip(&self.rules.policies)
+            .map(|(d, p)| {
+                serde_json::json!({
+                    "name": d.name, "inputSchema": d.input_schema,
+                    "approval": p.may_need_approval, "onExpire": p.on_expire,
+                })
+            })
+            .collect();
+        crate::keys::fingerprint(&serde_json::json!({"instructions": self.instructions.as_deref(), "tools": tools}))
+    }
+
+    /// How this agent's checkpoints enter and leave as text.
+    pub(crate) fn codec(&self) -> crate::keys::Codec<'_> {
+        crate::keys::Codec {
+            limits: self.rules.limits,
+            keys: self.keys.as_deref(),
+            agent: self.binding.as_deref(),
+        }
+    }
+
+    /// [`AgentConfig::begin`] after checking a resumed checkpoint this agent did not decode: its signature
+    /// (with keys), then its validity.
+    pub(crate) async fn start(&self, input: Input) -> Result<Run<'_>, AgentError> {
+        let input = match input {
+            Input::Decoded(d, resume) if !d.trusted_by(self) => Input::Resume(d.checkpoint, resume),
+            other => other,
+        };
+        let input = match input {
+            Input::Resume(checkpoint, resume) => {
+                self.codec().verify(&checkpoint).await?;
+                checkpoint.validate()?;
+                Input::Decoded(Decoded::checked(checkpoint, self), resume)
+            }
+            other => other,
+        };
+        self.begin(input)
+    }
+
+    /// Sets the output schema (a JSON Schema object); a tool of the agent's own named
+    /// [`FINAL_ANSWER_TOOL`](crate::FINAL_ANSWER_TOOL) is refused.
+    pub(crate) fn set_output(&mut self, schema: Value, max_retries: u32) -> Result<(), AgentError> {
+        use crate::run::FINAL_ANSWER_TOOL;
+        if !schema.is_object() {
+            return Err(AgentError::Config(format!(
+                "output: expected a JSON Schema object, got {schema}"
+            )));
+        }
+        // A final_answer among the definitions is a tool of the agent's own unless an output set it.
+        let own = self.rules.output.is_none();
+        if let Some(i) = self
+            .rules
+            .definitions
+            .iter()
+            .position(|d| own && d.name == FINAL_ANSWER_TOOL)
+        {
+            return Err(AgentError::Config(format!(
+                "tools[{i}].name: {FINAL_ANSWER_TOOL:?} is the tool through which the model gives its structured answer (output); rename the tool"
+            )));
+        }
+        Arc::make_mut(&mut self.rules).set_output(schema, max_retries);
+        Ok(())
+    }
+
+    /// Sets the compaction rule: `keep_first` must keep the first user message.
+    pub(crate) fn set_compaction(&mut self, compaction: crate::run::Compaction) -> Result<(), AgentError> {
+        if compaction.keep_first == 0 {
+            return Err(AgentError::Config(
+                "compaction.keepFirst: at least 1 (the first user message is always kept)".into(),
+            ));
+        }
+        if compaction.max_bytes.is_none() && compaction.max_messages.is_none() {
+            return Err(AgentError::Config(
+                "compaction: give maxBytes, maxMessages or both".into(),
+            ));
+        }
+        Arc::make_mut(&mut self.rules).compaction = Some(compaction);
+        Ok(())
+    }
+
+    /// The state a new run starts with, checked against the depth limit.
+    pub(crate) fn set_state(&mut self, state: Option<Value>) -> Result<(), AgentError> {
+        if let Some(depth) = state
+            .as_ref()
+            .map(crate::limits::value_depth)
+            .filter(|d| *d > self.rules.limits.max_depth)
+        {
+            return Err(AgentError::Config(format!(
+                "state: nested {depth} deep; at most {} (limits.maxDepth)",
+                self.rules.limits.max_depth
+            )));
+        }
+        self.initial_state = state.map(Arc::new);
+        Ok(())
+    }
+
+    /// The run for `input`: a new one, or a checkpoint with the human's input applied (a [`Decoded`] one is
+    /// known valid; any other is validated).
+    pub(crate) fn begin(&self, input: Input) -> Result<Run<'_>, AgentError> {
+        if matches!(&input, Input::Prompt(m) if m.is_empty()) {
+            return Err(AgentError::Argument(
+                "prompt(message): the message is empty (providers refuse an empty user message)".into(),
+            ));
+        }
+        // What the human adds: with it the checkpoint must still be one that can be read back.
+        let added = match &input {
+            Input::Prompt(m) => Some(("message", crate::json::len(m.as_str()))),
+            Input::Resume(_, Resume::Answer(a)) | Input::Decoded(_, Resume::Answer(a)) if !a.is_empty() => {
+                Some(("answer", crate::json::len(a.as_str())))
+            }
+            Input::Resume(..) | Input::Decoded(..) => None,
+        };
+        let mut run = match input {
+            Input::Prompt(message) => Run::start(&self.rules, &message, new_run_id(), now_ms()),
+            Input::Decoded(d, resume) => Run::resume_valid(&self.rules, d.checkpoint, resume, now_ms())?,
+            Input::Resume(checkpoint, resume) => Run::resume(&self.rules, checkpoint, resume, now_ms())?,
+        };
+        if let (None, Some(initial)) = (run.state(), &self.initial_state) {
+            run.set_state(Value::clone(initial));
+        }
+        if let Some((what, bytes)) = added {
+            if let Some(why) = run.too_large(bytes, bytes) {
+                return Err(AgentError::Argument(format!("the {what} was not taken: {why}")));
+            }
+        }
+        Ok(run)
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&dyn DynTool> {
+        self.tools.get(self.rules.index(name)?).map(|t| &**t)
+    }
+}

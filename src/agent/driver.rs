@@ -1,0 +1,444 @@
+//! The async driver: runs the state machine to its next stop, doing the I/O it asks for (the model, the
+//! tools, their approval checks) and reporting what happens — one function per [`Step`].
+
+use serde_json::Value;
+
+use super::{AgentConfig, AgentResponse, InterruptedResponse, Outcome};
+use crate::checkpoint::Checkpoint;
+use crate::error::AgentError;
+use crate::event::{Event, EventSink};
+use crate::interrupt::Approval;
+use crate::message::{Message, ToolUse, Usage};
+use crate::model::DynModel;
+use crate::platform::{BoxFuture, MaybeSend, now_ms};
+use crate::run::{Run, Step, ToolOutcome};
+use crate::tool::{StateSlot, ToolContext, ToolError};
+
+/// An [`EventSink`] that drops everything (and lets the run skip building events).
+pub(crate) struct NoEvents;
+
+impl EventSink for NoEvents {
+    fn event(&mut self, _: &Event<'_>) {}
+    fn wants_deltas(&self) -> bool {
+        false
+    }
+    fn listening(&self) -> bool {
+        false
+    }
+}
+
+/// A model's deltas as events of step `step`.
+struct DeltaEvents<'e, 'h> {
+    hooks: &'e mut Hooks<'h>,
+    step: u32,
+}
+
+impl crate::model::DeltaSink for DeltaEvents<'_, '_> {
+    fn delta(&mut self, delta: crate::model::Delta<'_>) {
+        use crate::model::Delta;
+        let step = self.step;
+        let event = match delta {
+            Delta::Text(text) => Event::TextDelta { step, text },
+            Delta::ToolCall { id, name, input } => Event::ToolCallDelta {
+                step,
+                id,
+                tool_name: name,
+                input_delta: input,
+            },
+            Delta::Restart => Event::StepRestart { step },
+        };
+        self.hooks.emit_ref(&event);
+    }
+}
+
+/// Saves each consistent state of a run (sessions): called before its `checkpoint` event, and awaited.
+pub(crate) trait Persist: MaybeSend {
+    /// Saves `checkpoint` (and may add thread information to it), reporting `checkpoint-saved` to `events`.
+    /// `saved`: how its messages changed since the last call; `first`: the run's first save.
+    fn persist<'a>(
+        &'a mut self,
+        checkpoint: &'a mut Checkpoint,
+        saved: crate::run::Saved,
+        first: bool,
+        events: &'a mut dyn EventSink,
+    ) -> BoxFuture<'a, Result<(), AgentError>>;
+
+    /// The number of an event of the run (a session also logs the step-level ones); `None`: not numbered.
+    fn observe(&mut self, event: &Event<'_>) -> Option<u64>;
+}
+
+/// What a driver reports to and asks of its caller besides the model and tools.
+pub(crate) struct Hooks<'h> {
+    /// Where events go; asked before each model and tool call whether to stop.
+    pub(crate) events: &'h mut dyn EventSink,
+    pub(crate) persist: Option<&'h mut dyn Persist>,
+    /// Saves made so far by `persist`.
+    pub(crate) saves: u32,
+}
+
+impl<'h> Hooks<'h> {
+    pub(crate) fn new(events: &'h mut dyn EventSink) -> Self {
+        Hooks {
+            events,
+            persist: None,
+            saves: 0,
+        }
+    }
+
+    /// True when events are listened to or logged: they must be made.
+    fn watching(&self) -> bool {
+        self.events.listening() || self.persist.is_some()
+    }
+
+    fn emit(&mut self, event: impl FnOnce() -> Event<'static>) {
+        if self.watching() {
+            self.emit_ref(&event());
+        }
+    }
+
+    fn emit_ref(&mut self, event: &Event<'_>) {
+        let seq = self.persist.as_deref_mut().and_then(|p| p.observe(event));
+        self.events.sequenced(seq, event);
+    }
+
+    /// A consistent state: saved (sessions) and then reported, signed.
+    async fn checkpoint(&mut self, run: &mut Run<'_>, codec: crate::keys::Codec<'_>) -> Result<(), AgentError> {
+        if let Some(p) = self.persist.as_deref_mut() {
+            let first = self.saves == 0;
+            let saved = run.take_saved();
+            p.persist(run.checkpoint_mut(), saved, first, &mut *self.events).await?;
+            self.saves = self.saves.saturating_add(1);
+        }
+        if self.events.listening() {
+            if codec.keys.is_some() {
+                codec.sign(run.checkpoint_mut()).await?;
+            }
+            self.emit_ref(&Event::Checkpoint {
+                checkpoint: run.checkpoint(),
+            });
+        }
+        Ok(())
+    }
+
+    fn result(&mut self, run: &Run<'_>, call: &ToolUse) {
+        if !self.watching() {
+            return;
+        }
+        if let Some(r) = run.checkpoint().tool_results.iter().find(|r| r.tool_use_id == call.id) {
+            self.emit_ref(&Event::ToolResult {
+                id: &call.id,
+                tool_name: &call.name,
+                content: &r.content,
+                is_error: r.is_error,
+            });
+        }
+    }
+}
+
+/// Runs the state machine to its next stop, doing the I/O it asks for and reporting what happens; the
+/// checkpoint it ends with (in the outcome or the error) is signed when the agent has keys.
+pub(crate) async fn drive(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    run: Run<'_>,
+    hooks: &mut Hooks<'_>,
+) -> Result<Outcome, AgentError> {
+    let mut result = drive_steps(config, model, run, hooks).await;
+    let checkpoint = match &mut result {
+        Ok(outcome) => Some(outcome.checkpoint_mut()),
+        Err(e) => e.checkpoint_mut(),
+    };
+    if let Some(checkpoint) = checkpoint {
+        config.codec().sign(checkpoint).await?;
+    }
+    result
+}
+
+async fn drive_steps(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    mut run: Run<'_>,
+    hooks: &mut Hooks<'_>,
+) -> Result<Outcome, AgentError> {
+    report_applied(&run, hooks);
+    hooks.checkpoint(&mut run, config.codec()).await?;
+    loop {
+        if hooks.events.aborted() {
+            return Err(AgentError::Aborted {
+                checkpoint: Box::new(stopped(run)),
+            });
+        }
+        match run.next_step() {
+            Step::CallModel => {
+                if let Some(source) = call_model(config, model, &mut run, hooks).await? {
+                    return Err(AgentError::Model {
+                        source,
+                        checkpoint: Box::new(stopped(run)),
+                    });
+                }
+            }
+            Step::Review(calls) => review(config, &mut run, &calls, hooks).await?,
+            Step::CallTool(call) => run_tool(config, &mut run, call, hooks).await?,
+            Step::Refused(call, result) | Step::Answered(call, result) => {
+                if hooks.watching() {
+                    hooks.emit_ref(&Event::ToolCall {
+                        id: &call.id,
+                        tool_name: &call.name,
+                        input: &call.input,
+                    });
+                    hooks.emit_ref(&Event::ToolResult {
+                        id: &call.id,
+                        tool_name: &call.name,
+                        content: &result.content,
+                        is_error: result.is_error,
+                    });
+                }
+                hooks.checkpoint(&mut run, config.codec()).await?;
+            }
+            Step::InvalidOutput(problem) => {
+                let checkpoint = stopped(run);
+                return Err(AgentError::Output {
+                    attempts: checkpoint.output_attempts,
+                    problem,
+                    checkpoint: Box::new(checkpoint),
+                });
+            }
+            Step::OutOfIterations => {
+                let limit = run.config().max_iterations;
+                return Err(AgentError::MaxIterations {
+                    limit,
+                    checkpoint: Box::new(stopped(run)),
+                });
+            }
+            Step::Paused => return Ok(paused(run, hooks)),
+            Step::Done(text) => return done(config, run, text, hooks).await,
+        }
+    }
+}
+
+/// The checkpoint of a run that stops here, stamped with the time.
+fn stopped(mut run: Run<'_>) -> Checkpoint {
+    run.touch(now_ms());
+    run.into_checkpoint()
+}
+
+/// What the resume applied (decisions, answers) as the events a live run would have reported.
+fn report_applied(run: &Run<'_>, hooks: &mut Hooks<'_>) {
+    if !hooks.watching() {
+        return;
+    }
+    for a in run.applied() {
+        let (id, tool_name) = (&a.interrupt.id, &a.interrupt.tool_name);
+        match (&a.interrupt.kind, &a.result) {
+            (crate::interrupt::InterruptKind::Approval, result) => hooks.emit_ref(&Event::ApprovalResponse {
+                id,
+                tool_name,
+                approved: a.approved,
+                modified_args: a.modified_args.as_ref(),
+                message: result.as_ref().map(|r| r.content.as_str()),
+            }),
+            (_, Some(r)) => hooks.emit_ref(&Event::ToolResult {
+                id,
+                tool_name,
+                content: &r.content,
+                is_error: r.is_error,
+            }),
+            (_, None) => {}
+        }
+    }
+}
+
+/// [`Step::CallModel`]: compaction reported (and saved) first, then the model asked — streamed when the run is
+/// shown live — and its answer recorded. What the model failed with is returned: the run ends there, with the
+/// checkpoint from before the call.
+async fn call_model(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    run: &mut Run<'_>,
+    hooks: &mut Hooks<'_>,
+) -> Result<Option<crate::model::ModelError>, AgentError> {
+    let step = run.checkpoint().iterations.saturating_add(1);
+    if let Some(c) = run.take_compacted() {
+        hooks.emit_ref(&Event::Compacted {
+            removed_messages: c.messages,
+            removed_bytes: c.bytes,
+            messages: run.checkpoint().messages.len(),
+        });
+        run.touch(now_ms());
+        hooks.checkpoint(run, config.codec()).await?;
+    }
+    hooks.emit(|| Event::StepStart { step });
+    let unchanged = run.take_unchanged();
+    let request = config.request(&run.checkpoint().messages, unchanged);
+    let reply = if hooks.events.wants_deltas() {
+        let mut sink = DeltaEvents { hooks, step };
+        model.stream_dyn(request, &mut sink).await
+    } else {
+        model.complete_dyn(request).await
+    };
+    let mut usage: Option<Usage> = None;
+    let recorded = reply.and_then(|response| {
+        usage = response.usage;
+        run.model_replied(response, now_ms())
+    });
+    if let Err(source) = recorded {
+        return Ok(Some(source));
+    }
+    if hooks.watching() {
+        let content = run
+            .checkpoint()
+            .messages
+            .last()
+            .map(Message::blocks)
+            .unwrap_or_default();
+        hooks.emit_ref(&Event::StepFinish { step, content, usage });
+    }
+    hooks.checkpoint(run, config.codec()).await?;
+    Ok(None)
+}
+
+/// [`Step::Review`]: each call that may need approval asks its tool; the turn pauses once for all that do.
+async fn review(
+    config: &AgentConfig,
+    run: &mut Run<'_>,
+    calls: &[ToolUse],
+    hooks: &mut Hooks<'_>,
+) -> Result<(), AgentError> {
+    let mut needed = Vec::new();
+    for call in calls {
+        let Some(tool) = config.tool(&call.name) else { continue };
+        let ctx = ToolContext::new(&call.id, run.run_id());
+        match tool.needs_approval_dyn(&call.input, ctx).await {
+            Ok(Approval::Needed { expires_in_ms }) => needed.push((call.id.clone(), expires_in_ms)),
+            Ok(_) => {}
+            Err(e) => {
+                let message = format!("the approval check of {} failed, so it did not run: {e}", call.name);
+                run.tool_finished(&call.id, ToolOutcome::Error(message), now_ms());
+                hooks.result(run, call);
+            }
+        }
+    }
+    run.reviewed(needed, now_ms());
+    if hooks.watching() {
+        for i in &run.checkpoint().interrupts {
+            hooks.emit_ref(&Event::ApprovalRequested {
+                id: &i.id,
+                tool_name: &i.tool_name,
+                input: &i.input,
+                expires_at: i.expires_at,
+            });
+        }
+    }
+    hooks.checkpoint(run, config.codec()).await
+}
+
+/// [`Step::CallTool`]: the tool runs with the agent's state; a state it set is kept unless it breaks the
+/// limits (then the call's result says so).
+async fn run_tool(
+    config: &AgentConfig,
+    run: &mut Run<'_>,
+    call: ToolUse,
+    hooks: &mut Hooks<'_>,
+) -> Result<(), AgentError> {
+    if hooks.watching() {
+        hooks.emit_ref(&Event::ToolCall {
+            id: &call.id,
+            tool_name: &call.name,
+            input: &call.input,
+        });
+    }
+    let slot = StateSlot {
+        current: run.state(),
+        next: std::sync::Mutex::new(None),
+    };
+    let mut outcome = call_tool(config, run.run_id(), &call, &slot).await;
+    let next = slot
+        .next
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(state) = next {
+        if let Err(why) = keep_state(config, run, state, &call, hooks) {
+            outcome = ToolOutcome::Error(why);
+        }
+    }
+    run.tool_finished(&call.id, outcome, now_ms());
+    hooks.result(run, &call);
+    hooks.checkpoint(run, config.codec()).await
+}
+
+/// Keeps the state a tool set, refused like any input over the limits (so the run can always be read back).
+fn keep_state(
+    config: &AgentConfig,
+    run: &mut Run<'_>,
+    state: Value,
+    call: &ToolUse,
+    hooks: &mut Hooks<'_>,
+) -> Result<(), String> {
+    let max = config.rules.limits.max_depth;
+    let depth = crate::limits::value_depth(&state);
+    if depth > max {
+        return Err(format!(
+            "{} set a state nested {depth} deep; at most {max} (limits.maxDepth): the state was not changed",
+            call.name
+        ));
+    }
+    let now = run.state().map_or(0, crate::json::len);
+    if let Some(why) = run.too_large(crate::json::len(&state), now) {
+        return Err(format!("{} set a state that was not kept: {why}", call.name));
+    }
+    run.set_state(state);
+    if let (Some(state), true) = (run.state(), hooks.watching()) {
+        hooks.emit_ref(&Event::StateChanged { state });
+    }
+    Ok(())
+}
+
+/// [`Step::Paused`]: the run waits for a human.
+fn paused(run: Run<'_>, hooks: &mut Hooks<'_>) -> Outcome {
+    let checkpoint = run.into_checkpoint();
+    if hooks.watching() {
+        hooks.emit_ref(&Event::Interrupt {
+            question: checkpoint.question.as_deref().unwrap_or_default(),
+            interrupts: &checkpoint.interrupts,
+        });
+    }
+    Outcome::Interrupted(InterruptedResponse {
+        question: checkpoint.question.clone().unwrap_or_default(),
+        checkpoint,
+    })
+}
+
+/// [`Step::Done`]: the final answer (saved first when the last step changed the run).
+async fn done(
+    config: &AgentConfig,
+    mut run: Run<'_>,
+    text: String,
+    hooks: &mut Hooks<'_>,
+) -> Result<Outcome, AgentError> {
+    if run.take_changed_at_done() {
+        run.touch(now_ms());
+        hooks.checkpoint(&mut run, config.codec()).await?;
+    }
+    Ok(Outcome::Complete(AgentResponse {
+        text,
+        checkpoint: run.into_checkpoint(),
+    }))
+}
+
+async fn call_tool(config: &AgentConfig, run_id: &str, call: &ToolUse, state: &StateSlot<'_>) -> ToolOutcome {
+    let Some(tool) = config.tool(&call.name) else {
+        return ToolOutcome::Error(format!("unknown tool {:?}", call.name));
+    };
+    let ctx = ToolContext {
+        tool_use_id: &call.id,
+        run_id,
+        state: Some(state),
+    };
+    match tool.call_dyn(call.input.clone(), ctx).await {
+        Ok(Value::String(text)) => ToolOutcome::Output(text),
+        // Spelled as a JS tool's result is (keys sorted, numbers as JS reads them): one text in every host.
+        Ok(value) => ToolOutcome::Output(crate::keys::canonical_json(&value)),
+        Err(ToolError::Interrupt(i)) => ToolOutcome::Interrupt(i),
+        Err(ToolError::Failed(message)) => ToolOutcome::Error(message),
+    }
+}

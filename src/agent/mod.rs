@@ -1,0 +1,489 @@
+//! The agent: a model, tools and instructions, built from a builder or an [`AgentSpec`](crate::AgentSpec); what a
+//! run starts from ([`Input`], [`Decoded`]) and how it ended ([`Outcome`]). The loop itself is driven by
+//! [`driver`], the only code that awaits models and tools.
+
+mod config;
+pub(crate) mod driver;
+
+use serde_json::Value;
+
+use std::sync::Arc;
+
+pub(crate) use config::AgentConfig;
+pub(crate) use driver::{Hooks, NoEvents, Persist, drive};
+
+use crate::checkpoint::Checkpoint;
+use crate::error::AgentError;
+use crate::event::EventSink;
+use crate::interrupt::{Interrupt, Resume};
+use crate::message::{Message, Usage};
+use crate::model::{DynModel, Model, ToolDefinition};
+use crate::run::DEFAULT_MAX_ITERATIONS;
+use crate::tool::{DynTool, Tool};
+
+/// An agent: a model, tools and instructions. Cheap to keep and share; every call is independent.
+///
+/// ```
+/// use resumable_agent::{tool, Agent, InterruptError, ModelResponse, ScriptedModel};
+/// use serde_json::json;
+///
+/// let model = ScriptedModel::new([
+///     ModelResponse::tool_call("c1", "ask_user", json!({"question": "Your deadline?"})),
+///     ModelResponse::text("Planned for the end of Q2."),
+/// ]);
+/// let ask = tool("ask_user", "Ask the human.", json!({"type": "object"}), |input, _| async move {
+///     Err(InterruptError::new(input["question"].as_str().unwrap_or_default()).into())
+/// });
+/// let agent = Agent::builder(model).tool(ask).build()?;
+///
+/// let paused = pollster::block_on(agent.prompt("Plan my project."))?;
+/// assert_eq!(paused.question(), Some("Your deadline?"));
+/// let json = paused.checkpoint().to_json(); // store it anywhere
+///
+/// let checkpoint = resumable_agent::Checkpoint::from_json(&json)?;
+/// let done = pollster::block_on(agent.resume(checkpoint, "end of Q2"))?.assert_complete()?;
+/// assert_eq!(done.text, "Planned for the end of Q2.");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Agent {
+    pub(crate) config: AgentConfig,
+    pub(crate) model: Box<dyn DynModel>,
+}
+
+/// Builds an [`Agent`].
+pub struct AgentBuilder {
+    model: Box<dyn DynModel>,
+    instructions: Option<String>,
+    tools: Vec<Box<dyn DynTool>>,
+    max_iterations: u32,
+    state: Option<Value>,
+    limits: crate::limits::Limits,
+    keys: Option<crate::keys::CheckpointKeys>,
+    output: Option<(Value, u32)>,
+    compaction: Option<crate::run::Compaction>,
+}
+
+/// What a run starts from: a new user message, or a checkpoint and the human's input.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // built once per run and moved into it
+pub enum Input {
+    /// A new run with this user message.
+    Prompt(String),
+    /// Continue this checkpoint (checked when the run starts: signature, then validity).
+    Resume(Checkpoint, Resume),
+    /// Continue a checkpoint this agent decoded ([`Agent::decode`]): not checked again.
+    Decoded(Decoded, Resume),
+}
+
+/// A checkpoint an agent decoded ([`Agent::decode`]): read under its limits, opened and authenticated first
+/// (with keys), then validated — so an agent with the same keys resumes it without checking it again.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    checkpoint: Checkpoint,
+    /// The keys and binding it was checked with (`None`: an agent without keys decoded it).
+    checked_with: Option<(Arc<crate::keys::CheckpointKeys>, Option<Arc<str>>)>,
+}
+
+/// The same checkpoint, checked with the same keys.
+impl PartialEq for Decoded {
+    fn eq(&self, other: &Self) -> bool {
+        let same_check = match (&self.checked_with, &other.checked_with) {
+            (None, None) => true,
+            (Some((a, x)), Some((b, y))) => Arc::ptr_eq(a, b) && x == y,
+            _ => false,
+        };
+        same_check && self.checkpoint == other.checkpoint
+    }
+}
+
+impl Decoded {
+    /// The checkpoint.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        &self.checkpoint
+    }
+
+    /// The checkpoint, to keep or change (a changed one is checked again when resumed).
+    pub fn into_checkpoint(self) -> Checkpoint {
+        self.checkpoint
+    }
+
+    /// A checkpoint the library itself just read and checked (a session's load).
+    pub(crate) fn checked(checkpoint: Checkpoint, config: &AgentConfig) -> Self {
+        Decoded {
+            checkpoint,
+            checked_with: config.keys.clone().map(|k| (k, config.binding.clone())),
+        }
+    }
+
+    /// True when `config` would check it exactly as it was checked.
+    fn trusted_by(&self, config: &AgentConfig) -> bool {
+        match (&self.checked_with, &config.keys) {
+            (None, None) => true,
+            (Some((keys, binding)), Some(own)) => Arc::ptr_eq(keys, own) && *binding == config.binding,
+            _ => false,
+        }
+    }
+}
+
+impl Input {
+    /// A new run.
+    pub fn prompt(message: impl Into<String>) -> Self {
+        Input::Prompt(message.into())
+    }
+    /// Continue `checkpoint` with an answer or decisions.
+    pub fn resume(checkpoint: Checkpoint, input: impl Into<Resume>) -> Self {
+        Input::Resume(checkpoint, input.into())
+    }
+}
+
+impl Agent {
+    /// Starts building an agent around `model`.
+    pub fn builder(model: impl Model + 'static) -> AgentBuilder {
+        AgentBuilder {
+            model: Box::new(model),
+            instructions: None,
+            tools: Vec::new(),
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            state: None,
+            limits: crate::limits::Limits::default(),
+            keys: None,
+            output: None,
+            compaction: None,
+        }
+    }
+
+    /// Starts a run with a user message.
+    ///
+    /// # Errors
+    /// [`AgentError::Model`] or [`AgentError::MaxIterations`], each with the last checkpoint.
+    pub async fn prompt(&self, message: &str) -> Result<Outcome, AgentError> {
+        self.run(Input::prompt(message), &mut NoEvents).await
+    }
+
+    /// Continues a checkpoint. `input` is a text answer to the pending question (with nothing pending, a
+    /// non-empty text is a new user turn and `""` continues as is), or decisions for pending approvals.
+    ///
+    /// # Errors
+    /// [`AgentError::Checkpoint`] or [`AgentError::Decision`] before anything runs;
+    /// [`AgentError::InterruptExpired`]; then as [`Agent::prompt`].
+    pub async fn resume(&self, checkpoint: Checkpoint, input: impl Into<Resume>) -> Result<Outcome, AgentError> {
+        self.run(Input::Resume(checkpoint, input.into()), &mut NoEvents).await
+    }
+
+    /// Runs `input` to its next stop, reporting every [`Event`] to `events` as it happens.
+    ///
+    /// # Errors
+    /// As [`Agent::prompt`] and [`Agent::resume`].
+    pub async fn run(&self, input: Input, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
+        let run = self.config.start(input).await?;
+        drive(&self.config, &*self.model, run, &mut Hooks::new(events)).await
+    }
+}
+
+impl Agent {
+    /// The same agent — its checked instructions, rules, state and keys, shared rather than copied — answering
+    /// with `model` and running `tools`, the code of its own tools in their order (without `final_answer`):
+    /// cheap, for a host that builds an agent per request from one configuration (a Worker).
+    ///
+    /// ```
+    /// use resumable_agent::{tool, Agent, ModelResponse, ScriptedModel};
+    /// let hello = || tool("hello", "Says hello.", serde_json::json!({"type": "object"}), |_, _| async { Ok("hi".into()) });
+    /// let template = Agent::builder(ScriptedModel::new([])).instructions("Be brief.").tool(hello()).build()?;
+    /// let agent = template.with_parts(ScriptedModel::new([ModelResponse::text("Done.")]), vec![hello()])?;
+    /// assert_eq!(pollster::block_on(agent.prompt("go"))?.assert_complete()?.text, "Done.");
+    /// # Ok::<(), resumable_agent::AgentError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] when `tools` is not one tool for each of the agent's.
+    pub fn with_parts<T: Tool + 'static>(
+        &self,
+        model: impl Model + 'static,
+        tools: Vec<T>,
+    ) -> Result<Agent, AgentError> {
+        if tools.len() != self.config.tools.len() {
+            return Err(AgentError::Config(format!(
+                "with_parts: {} tools given for the agent's {}",
+                tools.len(),
+                self.config.tools.len()
+            )));
+        }
+        let c = &self.config;
+        Ok(Agent {
+            config: AgentConfig {
+                instructions: c.instructions.clone(),
+                tools: tools.into_iter().map(|t| Box::new(t) as Box<dyn DynTool>).collect(),
+                rules: c.rules.clone(),
+                initial_state: c.initial_state.clone(),
+                keys: c.keys.clone(),
+                binding: c.binding.clone(),
+            },
+            model: Box::new(model),
+        })
+    }
+
+    /// The tools the model is shown, in order (with an output schema, its `final_answer` tool last).
+    pub fn tools(&self) -> &[ToolDefinition] {
+        &self.config.rules.definitions
+    }
+
+    /// The size and depth limits of what the agent accepts.
+    pub fn limits(&self) -> crate::limits::Limits {
+        self.config.rules.limits
+    }
+
+    /// True when the agent's keys seal what it hands out ([`CheckpointKeys::sealed`](crate::CheckpointKeys)).
+    pub fn seals(&self) -> bool {
+        self.config.codec().sealed()
+    }
+
+    /// The text to store `checkpoint` as: signed with the agent's [`CheckpointKeys`](crate::CheckpointKeys)
+    /// (sealed when they say so), plain JSON without keys.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Signature`](crate::CheckpointError) when the host's crypto fails.
+    pub async fn encode_checkpoint(&self, checkpoint: &Checkpoint) -> Result<String, crate::CheckpointError> {
+        self.config.codec().encode(&mut checkpoint.clone()).await
+    }
+
+    /// Reads checkpoint text as the agent's `resume` does: refused over the size and depth limits before it
+    /// is parsed, opened when sealed, and, with keys, only when its signature verifies.
+    ///
+    /// # Errors
+    /// [`CheckpointError`](crate::CheckpointError): `TOO_LARGE`, `TOO_DEEP`, `JSON`, `INVALID`, `VERSION` or
+    /// `SIGNATURE`.
+    pub async fn decode_checkpoint(&self, text: &str) -> Result<Checkpoint, crate::CheckpointError> {
+        self.config.codec().decode(text).await
+    }
+
+    /// [`Agent::decode_checkpoint`], as a [`Decoded`] checkpoint this agent resumes ([`Input::Decoded`])
+    /// without checking it a second time: one parse and one validation per resume.
+    ///
+    /// ```
+    /// use resumable_agent::{Agent, Event, Input, ModelResponse, Resume, ScriptedModel};
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")])).build()?;
+    /// let text = pollster::block_on(agent.prompt("Hello"))?.checkpoint().to_json();
+    /// let decoded = pollster::block_on(agent.decode(&text))?;
+    /// let mut events = Vec::new();
+    /// let mut sink = |e: &Event<'_>| events.push(e.to_json());
+    /// let again = pollster::block_on(agent.run(Input::Decoded(decoded, Resume::Answer(String::new())), &mut sink))?;
+    /// assert_eq!(again.assert_complete()?.text, "Hi!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Agent::decode_checkpoint`].
+    pub async fn decode(&self, text: &str) -> Result<Decoded, crate::CheckpointError> {
+        let checkpoint = self.config.codec().decode(text).await?;
+        Ok(Decoded::checked(checkpoint, &self.config))
+    }
+}
+impl AgentBuilder {
+    /// An agent as `spec` describes it, answering with `model`: instructions, limits, state, output,
+    /// compaction and keys as given. The spec's tools are declarations without code: bind each with
+    /// [`ToolSpec::handle`](crate::ToolSpec::handle) and add it with [`AgentBuilder::tool`].
+    ///
+    /// ```
+    /// use resumable_agent::{AgentBuilder, AgentSpec, ModelResponse, ScriptedModel};
+    /// let spec = AgentSpec::from_json(r#"{"tools": [{"name": "now", "description": "The time."}]}"#)?;
+    /// let mut builder = AgentBuilder::from_spec(ScriptedModel::new([ModelResponse::text("Noon.")]), spec.clone());
+    /// for declared in spec.tools {
+    ///     builder = builder.tool(declared.handle(|_, _| async { Ok("12:00".into()) }));
+    /// }
+    /// let agent = builder.build()?;
+    /// # let _ = agent;
+    /// # Ok::<(), resumable_agent::AgentError>(())
+    /// ```
+    pub fn from_spec(model: impl Model + 'static, spec: crate::spec::AgentSpec) -> Self {
+        let mut b = Agent::builder(model)
+            .max_iterations(spec.max_iterations)
+            .limits(spec.limits);
+        b.instructions = spec.instructions;
+        b.state = spec.state;
+        b.output = spec.output;
+        b.compaction = spec.compaction;
+        b.keys = spec.checkpoint_keys;
+        b
+    }
+
+    /// The system instructions.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.tools.push(Box::new(tool));
+        self
+    }
+
+    /// Bounds the number of model calls of a run, counted across resumes (default 25).
+    pub fn max_iterations(mut self, max_iterations: u32) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// The agent's state at the start of a run (plain JSON: todos, files, …). Tools read and replace it
+    /// through their [`ToolContext`]; it lives in the checkpoint.
+    pub fn state(mut self, initial: Value) -> Self {
+        self.state = Some(initial);
+        self
+    }
+
+    /// Size and depth limits of what runs accept: checkpoints (before parsing), tool inputs, state and
+    /// interrupt data (default [`Limits::default`](crate::Limits)).
+    pub fn limits(mut self, limits: crate::limits::Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Runs end with a structured answer matching the JSON Schema `schema`
+    /// ([`AgentResponse::structured`]): the model gives it by calling the
+    /// [`FINAL_ANSWER_TOOL`](crate::FINAL_ANSWER_TOOL) tool (added to the agent's tools) or as JSON text;
+    /// an answer that does not match is fed back for the model to correct, up to `max_retries` times
+    /// ([`DEFAULT_MAX_OUTPUT_RETRIES`](crate::DEFAULT_MAX_OUTPUT_RETRIES) is a good default), then the run
+    /// ends in [`AgentError::Output`] carrying the checkpoint.
+    pub fn output(mut self, schema: Value, max_retries: u32) -> Self {
+        self.output = Some((schema, max_retries));
+        self
+    }
+
+    /// Keeps long runs within bounds: before each model call, the oldest whole steps after the first
+    /// messages are dropped while the history is over the bounds (see [`Compaction`](crate::Compaction)).
+    pub fn compaction(mut self, compaction: crate::run::Compaction) -> Self {
+        self.compaction = Some(compaction);
+        self
+    }
+
+    /// Signs every checkpoint the agent returns or saves, and resumes only checkpoints signed with one of
+    /// these keys (see [`CheckpointKeys`](crate::CheckpointKeys)); sealed too when the keys say so.
+    pub fn checkpoint_keys(mut self, keys: crate::keys::CheckpointKeys) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// Checks the configuration and builds the agent.
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] for a tool name providers refuse, one used twice, or a state nested deeper than
+    /// the limits allow.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        let mut config = AgentConfig::new(self.instructions.map(Arc::from), self.tools, self.max_iterations)?;
+        config.set_limits(self.limits);
+        config.set_state(self.state)?;
+        if let Some((schema, max_retries)) = self.output {
+            config.set_output(schema, max_retries)?;
+        }
+        if let Some(compaction) = self.compaction {
+            config.set_compaction(compaction)?;
+        }
+        if let Some(keys) = self.keys {
+            config.set_keys(keys)?;
+        }
+        Ok(Agent {
+            config,
+            model: self.model,
+        })
+    }
+}
+
+/// A run that finished: the final text and the checkpoint of the whole run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AgentResponse {
+    /// The model's final text (its text blocks joined).
+    pub text: String,
+    /// The whole run; save it to continue the conversation later.
+    pub checkpoint: Checkpoint,
+}
+
+impl AgentResponse {
+    /// The conversation.
+    pub fn messages(&self) -> &[Message] {
+        &self.checkpoint.messages
+    }
+    /// With an output schema: the answer as structured data, validated against it.
+    pub fn structured(&self) -> Option<&Value> {
+        self.checkpoint.structured.as_ref()
+    }
+    /// Tokens used by the whole run.
+    pub fn usage(&self) -> Usage {
+        self.checkpoint.usage
+    }
+    /// Model calls made by the whole run.
+    pub fn iterations(&self) -> u32 {
+        self.checkpoint.iterations
+    }
+}
+
+/// A run paused for a human: a tool's [`InterruptError`](crate::InterruptError), or calls that need approval.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InterruptedResponse {
+    /// What to ask the human: the first interrupt's question, or a sentence naming the tool to approve.
+    pub question: String,
+    /// Save it; pass it to [`Agent::resume`] with the answer or decisions.
+    pub checkpoint: Checkpoint,
+}
+
+impl InterruptedResponse {
+    /// Everything the run waits for, in call order.
+    pub fn interrupts(&self) -> &[Interrupt] {
+        &self.checkpoint.interrupts
+    }
+}
+
+/// How a call to [`Agent::prompt`] or [`Agent::resume`] ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Finished.
+    Complete(AgentResponse),
+    /// Paused on a question.
+    Interrupted(InterruptedResponse),
+}
+
+impl Outcome {
+    /// True when paused on a question.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, Outcome::Interrupted(_))
+    }
+
+    /// The pending question, if paused.
+    pub fn question(&self) -> Option<&str> {
+        match self {
+            Outcome::Interrupted(i) => Some(&i.question),
+            Outcome::Complete(_) => None,
+        }
+    }
+
+    /// The checkpoint, either way.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        match self {
+            Outcome::Complete(r) => &r.checkpoint,
+            Outcome::Interrupted(i) => &i.checkpoint,
+        }
+    }
+
+    pub(crate) fn checkpoint_mut(&mut self) -> &mut Checkpoint {
+        match self {
+            Outcome::Complete(r) => &mut r.checkpoint,
+            Outcome::Interrupted(i) => &mut i.checkpoint,
+        }
+    }
+
+    /// The response of a finished run.
+    ///
+    /// # Errors
+    /// [`AgentError::Interrupted`] (with the question and checkpoint) when the run is paused.
+    pub fn assert_complete(self) -> Result<AgentResponse, AgentError> {
+        match self {
+            Outcome::Complete(r) => Ok(r),
+            Outcome::Interrupted(i) => Err(AgentError::Interrupted {
+                question: i.question,
+                checkpoint: Box::new(i.checkpoint),
+            }),
+        }
+    }
+}
