@@ -166,6 +166,24 @@ function compileSchema(schema, where, anyField = false) {
 const CHECKED_TOOLS = new WeakSet();
 
 /**
+ * What the core answered for a config text it checked, kept for the same text (a Worker defines its tools
+ * and builds its agent per request, from the same config): a check is a pure function of the text. Bounded;
+ * the oldest entry goes first. Texts over 16 KiB are not kept.
+ */
+function remembered(cache, limit, text, check) {
+  const kept = cache.get(text);
+  if (kept !== undefined) return kept;
+  const answer = check();
+  if (text.length <= 16384) {
+    if (cache.size >= limit) cache.delete(cache.keys().next().value);
+    cache.set(text, answer);
+  }
+  return answer;
+}
+const TOOL_CHECKS = new Map();
+const AGENT_CHECKS = new Map();
+
+/**
  * Checks a tool (`{ name, description?, schema, handle, needsApproval?, onExpire? }`) and compiles its schema:
  * `{ name, description, inputSchema, handle, needsApproval, onExpire }`, frozen. A tool this returned is not
  * checked again.
@@ -177,7 +195,8 @@ function checkedTool(def, path) {
   if (def.schema !== undefined && def.inputSchema !== undefined) throw new ConfigError(`${path}: give schema (or its older name inputSchema), not both`);
   const field = def.inputSchema === undefined ? 'schema' : 'inputSchema';
   const inputSchema = def[field] === undefined ? undefined : compileSchema(def[field], `${path}.${field}`);
-  wasm.checkTool(JSON.stringify({ ...def, schema: undefined, inputSchema }, hostValues), path);
+  const text = JSON.stringify({ ...def, schema: undefined, inputSchema }, hostValues);
+  remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true);
   const { name, description = '', handle, needsApproval, onExpire } = def;
   const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
   CHECKED_TOOLS.add(tool);
@@ -412,7 +431,7 @@ export function agent(config) {
   const fns = Object.freeze((Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle, typeof t.needsApproval === 'function' ? t.needsApproval : undefined]));
   const spec = { text, fns, model, builtin: BUILTIN_MODELS.get(model), system: typeof config.instructions === 'string' ? config.instructions : undefined };
   // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
-  spec.tools = Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t)));
+  spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
   return new Agent(Object.freeze(spec));
 }
 

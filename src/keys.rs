@@ -577,6 +577,12 @@ impl Codec<'_> {
     /// read as a checkpoint and validated, once. So any change to a signed checkpoint that still parses is
     /// `SIGNATURE`, never an error of what the change made.
     pub(crate) async fn decode(&self, text: &str) -> Result<Checkpoint, CheckpointError> {
+        self.decode_as_written(text).await.map(|(checkpoint, _)| checkpoint)
+    }
+
+    /// [`Codec::decode`], and whether its messages are exactly what `text` says
+    /// ([`Decoded::messages_as_written`](crate::Decoded::messages_as_written)).
+    pub(crate) async fn decode_as_written(&self, text: &str) -> Result<(Checkpoint, bool), CheckpointError> {
         if text.len() > self.limits.max_checkpoint_bytes {
             return Err(CheckpointError::TooLarge {
                 bytes: text.len(),
@@ -584,9 +590,9 @@ impl Codec<'_> {
             });
         }
         let Some(keys) = self.keys else {
-            return match read_text(text, &self.limits) {
-                Text::Plain(checkpoint) => checkpoint,
-                Text::Sealed => Err(signature(
+            return match crate::message::read_as_written(|| read_text(text, &self.limits)) {
+                (Text::Plain(checkpoint), as_written) => Ok((checkpoint?, as_written)),
+                (Text::Sealed, _) => Err(signature(
                     "a sealed checkpoint, but this agent has no checkpointKeys to open it".into(),
                 )),
             };
@@ -603,7 +609,11 @@ impl Codec<'_> {
         keys.verify_parsed(&mut value, self.agent).await?;
         // Read from its text again rather than from the parsed value: the same result, without a second
         // decoder for every checkpoint type in the .wasm (30 KB gzip).
-        Checkpoint::from_json_with(opened.as_deref().unwrap_or(text), &self.limits)
+        let (checkpoint, as_written) = crate::message::read_as_written(|| {
+            Checkpoint::from_json_with(opened.as_deref().unwrap_or(text), &self.limits)
+        });
+        // An opened envelope's messages are not the text's.
+        Ok((checkpoint?, as_written && opened.is_none()))
     }
 
     /// `text` sealed with `bound` when the keys seal; as it is otherwise.

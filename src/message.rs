@@ -24,7 +24,7 @@ pub enum Role {
 /// assert_eq!(m.text(), "hi");
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Message {
     /// Author of the message.
     pub role: Role,
@@ -284,28 +284,204 @@ enum BlockKind {
     RedactedThinking,
 }
 
-/// Every field any block may have; which ones are required depends on `type`.
-#[derive(Deserialize)]
-struct AnyBlock {
+thread_local! {
+    /// Set while messages are read when one reads back other than its text says: a key it does not keep, a
+    /// default it fills in or leaves out ([`read_as_written`]).
+    static ALTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `read` (which decodes messages) and says whether every message it read is exactly what its JSON text
+/// says — no key dropped, no default filled in or left out — so a host that parsed the same text with its
+/// own parser holds the same messages. Other changes (a repaired text, an upgraded format) are the caller's
+/// to report with [`altered`].
+pub(crate) fn read_as_written<T>(read: impl FnOnce() -> T) -> (T, bool) {
+    ALTERED.set(false);
+    let out = read();
+    (out, !ALTERED.replace(false))
+}
+
+/// Notes that what is being read differs from its text ([`read_as_written`]).
+pub(crate) fn altered() {
+    ALTERED.set(true);
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(field_identifier, rename_all = "lowercase")]
+        enum Field {
+            Role,
+            Content,
+            #[serde(other)]
+            Other,
+        }
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Message;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a message { role, content }")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
+                use serde::de::Error;
+                let (mut role, mut content) = (None, None);
+                while let Some(key) = map.next_key::<Field>()? {
+                    match key {
+                        Field::Role if role.is_some() => return Err(A::Error::duplicate_field("role")),
+                        Field::Content if content.is_some() => return Err(A::Error::duplicate_field("content")),
+                        Field::Role => role = Some(map.next_value()?),
+                        Field::Content => content = Some(map.next_value()?),
+                        Field::Other => {
+                            altered();
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Message {
+                    role: role.ok_or_else(|| A::Error::missing_field("role"))?,
+                    content: content.ok_or_else(|| A::Error::missing_field("content"))?,
+                })
+            }
+        }
+        deserializer.deserialize_struct("Message", &["role", "content"], V)
+    }
+}
+
+/// A block's keys (`Other`: one no block has).
+#[derive(Deserialize, Clone, Copy)]
+#[serde(field_identifier)]
+enum BlockField {
     #[serde(rename = "type")]
-    kind: BlockKind,
+    Type,
+    #[serde(rename = "text")]
+    Text,
+    #[serde(rename = "url")]
+    Url,
+    #[serde(rename = "mimeType")]
+    MimeType,
+    #[serde(rename = "data")]
+    Data,
+    #[serde(rename = "id")]
+    Id,
+    #[serde(rename = "name")]
+    Name,
+    #[serde(rename = "input")]
+    Input,
+    #[serde(rename = "toolUseId")]
+    ToolUseId,
+    #[serde(rename = "content")]
+    Content,
+    #[serde(rename = "isError")]
+    IsError,
+    #[serde(rename = "thinking")]
+    Thinking,
+    #[serde(rename = "signature")]
+    Signature,
+    #[serde(other)]
+    Other,
+}
+
+const BLOCK_FIELDS: [&str; 13] = [
+    "type",
+    "text",
+    "url",
+    "mimeType",
+    "data",
+    "id",
+    "name",
+    "input",
+    "toolUseId",
+    "content",
+    "isError",
+    "thinking",
+    "signature",
+];
+
+/// Every field any block may have, as read (`seen`: a bit per [`BlockField`] present); which ones are
+/// required depends on `type`.
+#[derive(Default)]
+struct AnyBlock {
+    kind: Option<BlockKind>,
     text: Option<String>,
     url: Option<String>,
-    #[serde(rename = "mimeType")]
     mime_type: Option<String>,
     data: Option<String>,
     id: Option<String>,
     name: Option<String>,
     // `null` is an input too (absent is not): what a model wrote is read back as it was.
-    #[serde(default, deserialize_with = "present")]
     input: Option<Value>,
-    #[serde(rename = "toolUseId")]
     tool_use_id: Option<String>,
     content: Option<String>,
-    #[serde(rename = "isError")]
     is_error: Option<bool>,
     thinking: Option<String>,
     signature: Option<String>,
+    seen: u16,
+}
+
+impl AnyBlock {
+    /// The keys a block of `kind` keeps, as [`BlockField`] bits.
+    fn kept(kind: &BlockKind) -> u16 {
+        use BlockField as F;
+        let bits = |fields: &[BlockField]| fields.iter().fold(1 << F::Type as u16, |m, f| m | 1 << *f as u16);
+        match kind {
+            BlockKind::Text => bits(&[F::Text]),
+            BlockKind::Image => bits(&[F::Url, F::MimeType]),
+            BlockKind::ImageBase64 => bits(&[F::Data, F::MimeType]),
+            BlockKind::ToolUse => bits(&[F::Id, F::Name, F::Input]),
+            BlockKind::ToolResult => bits(&[F::ToolUseId, F::Content, F::IsError]),
+            BlockKind::Thinking => bits(&[F::Thinking, F::Signature]),
+            BlockKind::RedactedThinking => bits(&[F::Data]),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AnyBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = AnyBlock;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a content block { type, ... }")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AnyBlock, A::Error> {
+                use serde::de::Error;
+                let mut b = AnyBlock::default();
+                while let Some(key) = map.next_key::<BlockField>()? {
+                    let bit = 1u16 << key as u16;
+                    if key as usize != BlockField::Other as usize && b.seen & bit != 0 {
+                        let name = BLOCK_FIELDS.get(key as usize).copied().unwrap_or("field");
+                        return Err(A::Error::duplicate_field(name));
+                    }
+                    b.seen |= bit;
+                    match key {
+                        BlockField::Type => b.kind = Some(map.next_value()?),
+                        BlockField::Text => b.text = map.next_value()?,
+                        BlockField::Url => b.url = map.next_value()?,
+                        BlockField::MimeType => {
+                            b.mime_type = map.next_value()?;
+                            if b.mime_type.is_none() {
+                                altered(); // `null`, written back as no key
+                            }
+                        }
+                        BlockField::Data => b.data = map.next_value()?,
+                        BlockField::Id => b.id = map.next_value()?,
+                        BlockField::Name => b.name = map.next_value()?,
+                        BlockField::Input => b.input = Some(map.next_value()?),
+                        BlockField::ToolUseId => b.tool_use_id = map.next_value()?,
+                        BlockField::Content => b.content = map.next_value()?,
+                        BlockField::IsError => b.is_error = map.next_value()?,
+                        BlockField::Thinking => b.thinking = map.next_value()?,
+                        BlockField::Signature => b.signature = map.next_value()?,
+                        BlockField::Other => {
+                            altered();
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(b)
+            }
+        }
+        deserializer.deserialize_struct("ContentBlock", &BLOCK_FIELDS, V)
+    }
 }
 
 /// An optional JSON value where `null` is a value (`Some(Null)`) and only an absent field is `None`.
@@ -317,8 +493,15 @@ impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let b = AnyBlock::deserialize(deserializer)?;
+        let kind = b.kind.ok_or_else(|| D::Error::missing_field("type"))?;
+        // Keys another kind of block has, `isError: false` and a thinking block without `signature` are
+        // written back otherwise than they were read.
+        let thinking_unsigned = matches!(kind, BlockKind::Thinking) && b.signature.is_none();
+        if b.seen & !AnyBlock::kept(&kind) != 0 || b.is_error == Some(false) || thinking_unsigned {
+            altered();
+        }
         let need = |v: Option<String>, field: &'static str| v.ok_or_else(|| D::Error::missing_field(field));
-        Ok(match b.kind {
+        Ok(match kind {
             BlockKind::Text => ContentBlock::Text {
                 text: need(b.text, "text")?,
             },

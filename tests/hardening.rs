@@ -269,6 +269,114 @@ fn decode_then_encode_is_byte_identical_for_10_000_random_checkpoints() {
     assert!(n >= 10_000, "only {n} checkpoints");
 }
 
+/// Two JSON values as a JS host sees them after `JSON.parse`: numbers as doubles, keys in any order.
+fn same_in_js(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_in_js(a, b)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_in_js(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// One change to a checkpoint's JSON that a writer other than the library might make (`pick` chooses which
+/// and where); `false` when there was nothing of that kind to change.
+fn alter(value: &mut Value, pick: (u8, usize)) -> bool {
+    let (kind, at) = pick;
+    if kind == 7 {
+        value["version"] = json!(1);
+        return true;
+    }
+    let messages = value["messages"].as_array_mut().unwrap();
+    let n = messages.len();
+    let message = &mut messages[at % n];
+    if kind == 0 {
+        message["name"] = json!("someone");
+        return true;
+    }
+    if kind == 1 {
+        // A text as one text block: another message, read as written.
+        let Some(text) = message["content"].as_str().map(str::to_owned) else {
+            return false;
+        };
+        message["content"] = json!([{"type": "text", "text": text}]);
+        return true;
+    }
+    let Some(blocks) = message["content"].as_array_mut() else {
+        return false;
+    };
+    let which = at / n % blocks.len().max(1);
+    let Some(block) = blocks.get_mut(which) else {
+        return false;
+    };
+    let kind_of = block["type"].as_str().unwrap_or_default().to_owned();
+    match (kind, kind_of.as_str()) {
+        (2, _) => block["cache_control"] = json!({"type": "ephemeral"}),
+        (3, "text") => block["url"] = json!("https://example.invalid/"),
+        (3, _) => block["text"] = json!("stray"),
+        (4, "tool_result") => block["isError"] = json!(false),
+        // Numbers spelled otherwise: the same values once parsed.
+        (5, "tool_use") => block["input"] = json!({"n": 1.0, "m": 2.5e0, "s": "é"}),
+        (6, "tool_use") => block["input"] = json!(null),
+        _ => return false,
+    }
+    true
+}
+
+#[test]
+fn messages_read_as_written_exactly_when_a_plain_parse_of_the_text_holds_the_same_messages() {
+    let (written, altered) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (w, a) = (written.clone(), altered.clone());
+    let agent = resumable_agent::Agent::builder(TestModel::by_turn([])).build().unwrap();
+    let mut runner = TestRunner::new(Config {
+        cases: 400,
+        ..Config::default()
+    });
+    runner
+        .run(&(run_spec(), 0u8..8, any::<usize>()), move |(spec, kind, at)| {
+            for cp in checkpoints_of(&spec) {
+                let mut value: Value = serde_json::from_str(&cp.to_json()).unwrap();
+                let changed = alter(&mut value, (kind, at));
+                let text = value.to_string();
+                let Ok(decoded) = block_on(agent.decode(&text)) else {
+                    continue;
+                };
+                let ours = serde_json::to_value(&decoded.checkpoint().messages).unwrap();
+                let same = same_in_js(&value["messages"], &ours);
+                // Never "as written" when a plain parse differs; always for the library's own text and for
+                // another spelling of the same messages; never after a change the library reads otherwise
+                // (an older format's upgrade may leave the messages alike: it counts as changed).
+                let respelled = matches!(kind, 1 | 5 | 6);
+                let expected = !changed || respelled;
+                prop_assert!(
+                    !decoded.messages_as_written() || same,
+                    "as written, but differs: {}",
+                    text
+                );
+                prop_assert_eq!(
+                    decoded.messages_as_written(),
+                    expected,
+                    "kind {} changed {}: {}",
+                    kind,
+                    changed,
+                    text
+                );
+                if same {
+                    w.fetch_add(1, Ordering::Relaxed)
+                } else {
+                    a.fetch_add(1, Ordering::Relaxed)
+                };
+            }
+            Ok(())
+        })
+        .unwrap();
+    let (w, a) = (written.load(Ordering::Relaxed), altered.load(Ordering::Relaxed));
+    println!("messages as written: {w} checkpoints; read otherwise (and said so): {a}");
+    assert!(w >= 500 && a >= 200, "too few of one kind: {w} as written, {a} altered");
+}
+
 // ---- tampering -----------------------------------------------------------------------------------------
 
 /// A signed, paused checkpoint as an agent with keys writes it: a call that ran, a question pending.

@@ -14,16 +14,16 @@ import { median } from './stats.mjs';
 
 // Warm-up until the JIT has settled: at least WARMUP_MIN runs and WARMUP_MS of running (capped at
 // WARMUP_MAX runs), so a 0.3 ms W(1) gets hundreds of warm-up runs and a 2 s W(200) gets two.
-// `cold` (third argument): exactly two warm-up runs per n, as a Worker request or a page load gets no
+// `cold` (third argument): exactly one warm-up run per n, as a Worker request or a page load gets no
 // warmed-up loop; the repetitions are then timed as usual.
 const COLD = process.argv[3] === 'cold';
-const WARMUP_MIN = 2;
+const WARMUP_MIN = COLD ? 1 : 2;
 const WARMUP_MS = COLD ? 0 : 1000;
-const WARMUP_MAX = COLD ? 2 : 500;
+const WARMUP_MAX = COLD ? 1 : 500;
 const REPS_MIN = 5;
 // Warm: up to 400 repetitions within the time budget, so a 0.2 ms W(1) is not a median of 25 runs that one
 // GC pause can move (a 25-run median of ours at n=1 read 0.26 and 0.42 ms in two runs of `make bench`).
-// Cold: 25, so that the figure stays close to the first runs after the two warm-ups.
+// Cold: 25, so that the figure stays close to the first runs after the one warm-up.
 const REPS_MAX = COLD ? 25 : 400;
 const REPS_BUDGET_MS = 6000;
 
@@ -70,7 +70,7 @@ function measureFloor() {
   for (const n of N_VALUES) {
     const messages = floorMessages(n);
     const text = JSON.stringify(messages);
-    for (let i = 0; i < (COLD ? 2 : 50); i++) JSON.parse(JSON.stringify(messages)); // warm-up
+    for (let i = 0; i < (COLD ? 1 : 50); i++) JSON.parse(JSON.stringify(messages)); // warm-up
     const stringify = [];
     const parse = [];
     const t = performance.now();

@@ -21,21 +21,25 @@ const FILLER =
   'Lightweight, water-resistant and packable; suited to multi-day hikes in mixed weather. ' +
   'Reviewers praise the build quality and the warranty service.';
 
-/** What `lookup` returns: a deterministic JSON object of about 500 bytes. */
+/**
+ * What `lookup` returns: a deterministic JSON object of about 500 bytes. Its keys are in sorted order, so its
+ * `JSON.stringify` text is also its canonical JSON text (RFC 8785), which is what ours hands the model for an
+ * object a tool returns (the same text whichever host ran the tool).
+ */
 export function lookupResult(key) {
   const n = Number(key.slice(5)) || 0;
   return {
-    key,
-    sku: `SKU-${(100000 + n * 37).toString(36).toUpperCase()}`,
-    title: `Trail jacket model ${n}`,
     category: 'outdoor/apparel/jackets',
+    inStock: n % 3 !== 0,
+    key,
     price: { amount: 89 + (n % 17) * 10, currency: 'EUR' },
     rating: { average: 3.5 + (n % 15) / 10, count: 120 + n },
-    inStock: n % 3 !== 0,
     sizes: ['S', 'M', 'L', 'XL'],
-    weightGrams: 310 + (n % 9) * 12,
+    sku: `SKU-${(100000 + n * 37).toString(36).toUpperCase()}`,
     summary: FILLER,
+    title: `Trail jacket model ${n}`,
     updatedAt: '2025-06-01T12:00:00Z',
+    weightGrams: 310 + (n % 9) * 12,
   };
 }
 

@@ -81,6 +81,8 @@ pub enum Input {
 #[derive(Debug, Clone)]
 pub struct Decoded {
     checkpoint: Checkpoint,
+    /// Its messages are exactly what its text said ([`Decoded::messages_as_written`]).
+    as_written: bool,
     /// The keys and binding it was checked with (`None`: an agent without keys decoded it).
     checked_with: Option<(Arc<crate::keys::CheckpointKeys>, Option<Arc<str>>)>,
 }
@@ -108,10 +110,19 @@ impl Decoded {
         self.checkpoint
     }
 
+    /// True when its messages are exactly what the decoded text says — no key dropped, no default filled in
+    /// or left out, nothing repaired, no older format upgraded, not opened from an envelope — so a host that
+    /// parsed the same text with its own JSON parser holds these very messages (the npm package's JS model
+    /// is shown that parse instead of a second copy written out of Rust).
+    pub fn messages_as_written(&self) -> bool {
+        self.as_written
+    }
+
     /// A checkpoint the library itself just read and checked (a session's load).
     pub(crate) fn checked(checkpoint: Checkpoint, config: &AgentConfig) -> Self {
         Decoded {
             checkpoint,
+            as_written: false,
             checked_with: config.keys.clone().map(|k| (k, config.binding.clone())),
         }
     }
@@ -275,8 +286,10 @@ impl Agent {
     /// # Errors
     /// As [`Agent::decode_checkpoint`].
     pub async fn decode(&self, text: &str) -> Result<Decoded, crate::CheckpointError> {
-        let checkpoint = self.config.codec().decode(text).await?;
-        Ok(Decoded::checked(checkpoint, &self.config))
+        let (checkpoint, as_written) = self.config.codec().decode_as_written(text).await?;
+        let mut decoded = Decoded::checked(checkpoint, &self.config);
+        decoded.as_written = as_written;
+        Ok(decoded)
     }
 }
 impl AgentBuilder {

@@ -289,7 +289,10 @@ impl Checkpoint {
         // JS writes a lone surrogate as an escape serde_json refuses: repaired, and parsed again.
         let (json, fast) = match crate::limits::repair_lone_surrogates(json) {
             std::borrow::Cow::Owned(repaired) => match serde_json::from_str::<Raw>(&repaired) {
-                Ok(raw) => return read(raw, &within),
+                Ok(raw) => {
+                    crate::message::altered();
+                    return read(raw, &within);
+                }
                 Err(e) => (std::borrow::Cow::Owned(repaired), e),
             },
             unchanged => (unchanged, fast),
@@ -462,6 +465,10 @@ impl Raw {
             signature: self.signature,
         };
         within(upgrade::normalize_values(&mut cp))?;
+        if before_v2 {
+            // An older format reads back in this one's shape.
+            crate::message::altered();
+        }
         if legacy {
             upgrade::repair_legacy(&mut cp.messages);
         }

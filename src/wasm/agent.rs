@@ -13,10 +13,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use super::convert::{agent_error, checkpoint_text, config_error, get, json_text, json_value, string_of, to_js};
+use super::glue::messages_of;
 use super::glue::{
     call_now, describe, error_message, interrupt_data, interrupt_of, is_thenable, next_state, tool_context,
 };
-use super::model::{JsModel, model_of};
+use super::model::{JsModel, Mirror, model_of};
 use crate::{
     Agent, AgentBuilder, AgentError, AgentSpec, Approval, Checkpoint, Decoded, Event, EventSink, Input, InterruptError,
     Message, Model, ModelError, ModelRequest, ModelResponse, NeedsApproval, OnExpire, Outcome, Resume, Tool,
@@ -210,6 +211,8 @@ pub(super) struct Call {
     pub(super) agent: Agent,
     /// What the JS model threw last (the `cause` of a `ModelError`).
     pub(super) thrown: Rc<RefCell<Option<JsValue>>>,
+    /// The JS model's copy of the conversation (`None`: a built-in model).
+    mirror: Option<Rc<RefCell<Mirror>>>,
 }
 
 impl Call {
@@ -235,19 +238,41 @@ impl Call {
                 }
             })
             .collect();
-        let agent = match model_of(&get(spec, "builtin"))? {
-            Some(model) => template.agent.with_parts(model, tools),
-            None => template.agent.with_parts(JsModel::new(spec, thrown.clone()), tools),
-        }
-        .map_err(|e| agent_error(e, None, None))?;
-        Ok(Call { agent, thrown })
+        let (agent, mirror) = match model_of(&get(spec, "builtin"))? {
+            Some(model) => (template.agent.with_parts(model, tools), None),
+            None => {
+                let mirror = Rc::new(RefCell::new(Mirror::default()));
+                let model = JsModel::new(spec, thrown.clone(), mirror.clone());
+                (template.agent.with_parts(model, tools), Some(mirror))
+            }
+        };
+        let agent = agent.map_err(|e| agent_error(e, None, None))?;
+        Ok(Call { agent, thrown, mirror })
     }
 
     /// The checkpoint the caller handed in (an object, its JSON text or a sealed envelope), decoded as this
     /// agent reads checkpoints.
     pub(super) async fn checkpoint_in(&self, value: &JsValue) -> Result<Decoded, AgentError> {
-        let text = checkpoint_text(value, self.agent.limits().max_checkpoint_bytes)?;
-        Ok(self.agent.decode(&text).await?)
+        Ok(self.decode(value).await?.0)
+    }
+
+    async fn decode(&self, value: &JsValue) -> Result<(Decoded, js_sys::JsString), AgentError> {
+        let (text, js) = checkpoint_text(value, self.agent.limits().max_checkpoint_bytes)?;
+        Ok((self.agent.decode(&text).await?, js))
+    }
+
+    /// The checkpoint this call resumes: decoded, and the JS model's mirror started from JS's own parse of
+    /// its text when the core read its messages as written.
+    async fn resumed(&self, value: &JsValue) -> Result<Decoded, AgentError> {
+        let (decoded, js) = self.decode(value).await?;
+        if let Some(mirror) = self.mirror.as_ref().filter(|_| decoded.messages_as_written()) {
+            let messages = messages_of(&js);
+            let len = decoded.checkpoint().messages.len();
+            if Array::is_array(&messages) && Array::from(&messages).length() as usize == len {
+                mirror.borrow_mut().seed(messages.unchecked_into());
+            }
+        }
+        Ok(decoded)
     }
 
     /// The checkpoint to hand out: the envelope when the agent seals, `None` (as it is) otherwise.
@@ -466,7 +491,7 @@ async fn run(
         (None, Some((checkpoint, answer))) => {
             let answer = answer_of(&answer).map_err(|e| agent_error(e, None, None))?;
             let decoded = call
-                .checkpoint_in(&checkpoint)
+                .resumed(&checkpoint)
                 .await
                 .map_err(|e| agent_error(e, None, None))?;
             Input::Decoded(decoded, answer)

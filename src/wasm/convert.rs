@@ -207,10 +207,14 @@ pub(super) fn saver_error(e: SaverError) -> JsValue {
     make_error("SaverError", &e.to_string(), &fields(&[("code", e.code().into())]))
 }
 
-/// The JSON text of a checkpoint handed in as an object or as text. Text longer than `max_bytes` is refused
-/// before it is copied into wasm memory (its UTF-8 form is at least as many bytes as its UTF-16 length).
-pub(super) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<String, CheckpointError> {
-    let copy = |js: &js_sys::JsString| -> Result<String, CheckpointError> {
+/// The JSON text of a checkpoint handed in as an object or as text, in Rust and as the JS string it was read
+/// from. Text longer than `max_bytes` is refused before it is copied into wasm memory (its UTF-8 form is at
+/// least as many bytes as its UTF-16 length).
+pub(super) fn checkpoint_text(
+    value: &JsValue,
+    max_bytes: usize,
+) -> Result<(String, js_sys::JsString), CheckpointError> {
+    let copy = |js: js_sys::JsString| -> Result<(String, js_sys::JsString), CheckpointError> {
         let units = js.length() as usize;
         if units > max_bytes {
             return Err(CheckpointError::TooLarge {
@@ -218,10 +222,10 @@ pub(super) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<Strin
                 max: max_bytes,
             });
         }
-        Ok(string_of(js).unwrap_or_default())
+        Ok((string_of(&js).unwrap_or_default(), js))
     };
     if let Some(js) = value.dyn_ref::<js_sys::JsString>() {
-        return copy(js);
+        return copy(js.clone());
     }
     if value.is_instance_of::<js_sys::Uint8Array>() {
         return Err(CheckpointError::at(
@@ -233,7 +237,7 @@ pub(super) fn checkpoint_text(value: &JsValue, max_bytes: usize) -> Result<Strin
         let js = JSON::stringify(value).map_err(|e| CheckpointError::Json {
             message: format!("JSON.stringify failed: {}", error_message(&e)),
         })?;
-        return copy(&js);
+        return copy(js);
     }
     let got = if value.is_null() {
         "null".to_owned()

@@ -219,6 +219,16 @@ export function appendMessages(mirror, added) {
   return mirror.slice();
 }
 
+/** The messages of a checkpoint's JSON text, parsed here (`undefined` when there is no such array). */
+export function messagesOf(text) {
+  try {
+    const messages = JSON.parse(text).messages;
+    return Array.isArray(messages) ? messages : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A model request `{ system?, messages, tools }`. */
 export function modelRequest(system, messages, tools) {
   const request = {};

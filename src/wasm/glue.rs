@@ -66,6 +66,9 @@ extern "C" {
     pub(super) fn sleep(ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(js_name = appendMessages)]
     pub(super) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
+    /// The `messages` array of a checkpoint's JSON text, parsed by JS; `undefined` if it has none.
+    #[wasm_bindgen(js_name = messagesOf)]
+    pub(super) fn messages_of(text: &js_sys::JsString) -> JsValue;
     #[wasm_bindgen(js_name = modelRequest)]
     pub(super) fn model_request(system: &JsValue, messages: &js_sys::Array, tools: &JsValue) -> JsValue;
     /// `f(a)` when `b` is undefined, else `f(a, b)`; a throw as `Err`.

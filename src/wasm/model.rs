@@ -33,38 +33,60 @@ pub(super) struct JsModel {
     callee: Callee,
     tools: JsValue,
     system: JsValue,
-    mirror: RefCell<Mirror>,
+    mirror: Rc<RefCell<Mirror>>,
     thrown: Rc<RefCell<Option<JsValue>>>,
 }
 
 /// JS objects equal to the run's first `synced` messages.
-struct Mirror {
+pub(super) struct Mirror {
     array: Array,
     synced: usize,
+}
+
+impl Mirror {
+    /// Starts the mirror from `messages`, JS's own parse of the text of the checkpoint the run resumes — when
+    /// the core read that text's messages exactly as written ([`crate::Decoded::messages_as_written`]), so
+    /// they are the run's first messages, not a second copy written out of Rust and parsed again.
+    pub(super) fn seed(&mut self, messages: Array) {
+        self.synced = messages.length() as usize;
+        self.array = messages;
+    }
+}
+
+impl Default for Mirror {
+    fn default() -> Self {
+        Mirror {
+            array: Array::new(),
+            synced: 0,
+        }
+    }
 }
 
 impl JsModel {
     /// The model of agent spec `spec` (`spec.model`, or `spec.builtin.script`), shown `spec.tools` and
     /// `spec.system` (the caller's own JS string, not copied out of Rust on every call).
-    pub(super) fn new(spec: &JsValue, thrown: Rc<RefCell<Option<JsValue>>>) -> Self {
+    pub(super) fn new(spec: &JsValue, thrown: Rc<RefCell<Option<JsValue>>>, mirror: Rc<RefCell<Mirror>>) -> Self {
         let script = get(&get(spec, "builtin"), "script");
         let callee = if Array::is_array(&script) {
             Callee::Script(script.unchecked_into())
         } else {
             Callee::Function(get(spec, "model").unchecked_into())
         };
-        Self::with(callee, get(spec, "tools"), get(spec, "system"), thrown)
+        Self::with(callee, get(spec, "tools"), get(spec, "system"), thrown, mirror)
     }
 
-    fn with(callee: Callee, tools: JsValue, system: JsValue, thrown: Rc<RefCell<Option<JsValue>>>) -> Self {
+    fn with(
+        callee: Callee,
+        tools: JsValue,
+        system: JsValue,
+        thrown: Rc<RefCell<Option<JsValue>>>,
+        mirror: Rc<RefCell<Mirror>>,
+    ) -> Self {
         JsModel {
             callee,
             tools,
             system: if system.is_string() { system } else { JsValue::UNDEFINED },
-            mirror: RefCell::new(Mirror {
-                array: Array::new(),
-                synced: 0,
-            }),
+            mirror,
             thrown,
         }
     }
@@ -265,6 +287,7 @@ pub fn model_complete(spec: JsValue, request: JsValue) -> js_sys::Promise {
                 get(&request, "tools"),
                 get(&request, "system"),
                 thrown.clone(),
+                Rc::default(),
             )),
         };
         match model.complete(req).await {

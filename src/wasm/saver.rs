@@ -642,7 +642,7 @@ pub fn saver_call(spec: JsValue, op: String, key: JsValue, value: JsValue, condi
             "put" => {
                 let k = key_of("put")?;
                 let condition = condition_of(&condition)?;
-                let text = checkpoint_text(&value, crate::DEFAULT_MAX_CHECKPOINT_BYTES)
+                let (text, _) = checkpoint_text(&value, crate::DEFAULT_MAX_CHECKPOINT_BYTES)
                     .map_err(|e| agent_error(e.into(), None, None))?;
                 crate::put_stored(saver, &k, text, condition)
                     .await

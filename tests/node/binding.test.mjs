@@ -92,6 +92,29 @@ describe('what a run reads back is what was checked', () => {
     assert.deepEqual(seen[1], { role: 'assistant', content: [{ type: 'text', text: 'hi' }] });
   });
 
+  test('a resumed JS model sees the messages the core holds, whether JS parsed the text itself or the core wrote them', async () => {
+    const ask = defineTool({ name: 'ask', handle: () => { throw new InterruptError('When?'); } });
+    const lookup = defineTool({ name: 'lookup', handle: () => ({ b: 1, a: 'é' }) });
+    const script = [turn(toolUse('l1', 'lookup', { n: 1 })), turn(toolUse('a1', 'ask', {}))];
+    const paused = await agent({ model: scriptedModel(script), tools: [ask, lookup] }).prompt('Plan \u{1F600}.');
+    const text = JSON.stringify(paused.checkpoint);
+    const variants = {
+      'the text as written': text,
+      'the object': paused.checkpoint,
+      'a key the format lacks': text.replace('"role":"user"', '"role":"user","name":"admin"'),
+      'isError: false, left out when written': text.replace('"toolUseId":"l1"', '"toolUseId":"l1","isError":false'),
+      'a number spelled otherwise': text.replace('"n":1', '"n":1.0'),
+      'a lone surrogate': text.replace('Plan ', 'Plan \\ud800'),
+    };
+    for (const [what, checkpoint] of Object.entries(variants)) {
+      let seen;
+      const model = async (request) => { seen = request.messages; return { content: [{ type: 'text', text: 'ok' }] }; };
+      const done = await agent({ model, tools: [ask, lookup] }).resume(checkpoint, 'Friday');
+      assert.equal(seen.length, done.checkpoint.messages.length - 1, what);
+      assert.deepEqual(seen, done.checkpoint.messages.slice(0, -1), what);
+    }
+  });
+
   test("a tool's object result reaches the model as one text, whatever host ran the tool (keys sorted, numbers as JS writes them)", async () => {
     const lookup = defineTool({ name: 'lookup', handle: () => ({ b: 1, a: 1.0, c: { z: [2.5, 'x'], y: null } }) });
     const r = await agent({ model: scriptedModel([turn(toolUse('c1', 'lookup', {})), 'done']), tools: [lookup] }).prompt('go');
