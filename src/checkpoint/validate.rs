@@ -83,89 +83,106 @@ impl Checkpoint {
     }
 
     fn validate_open_turn(&self) -> Result<(), CheckpointError> {
-        let n = self.messages.len().saturating_sub(1);
         let Some(calls) = self.open_calls() else {
-            let stray = [
-                ("interrupts", !self.interrupts.is_empty()),
-                ("pendingToolUseId", self.pending_tool_use_id.is_some()),
-                ("toolResults", !self.tool_results.is_empty()),
-                ("approved", !self.approved.is_empty()),
-                ("reviewed", self.reviewed),
-                ("question", self.question.is_some()),
-            ];
-            if let Some((field, _)) = stray.iter().find(|(_, set)| *set) {
-                return Err(CheckpointError::at(
-                    *field,
-                    "set, but the last message has no tool calls in progress",
-                ));
-            }
-            return Ok(());
+            return self.validate_closed_turn();
         };
-        let call = |id: &str| calls.iter().find(|c| c.id == id).copied();
-        let not_a_call = |path: String, id: &str| {
-            CheckpointError::at(
-                path,
-                format!("{id:?} is not a tool call of the last message (messages[{n}])"),
-            )
+        let turn = OpenTurn {
+            calls,
+            last: self.messages.len().saturating_sub(1),
         };
+        let answered = self.validate_results(&turn)?;
+        let pending = self.validate_interrupts(&turn, &answered)?;
+        self.validate_pause()?;
+        self.validate_approved(&turn, &pending)
+    }
+
+    /// Without calls in progress, nothing of a turn's bookkeeping is set.
+    fn validate_closed_turn(&self) -> Result<(), CheckpointError> {
+        let stray = [
+            ("interrupts", !self.interrupts.is_empty()),
+            ("pendingToolUseId", self.pending_tool_use_id.is_some()),
+            ("toolResults", !self.tool_results.is_empty()),
+            ("approved", !self.approved.is_empty()),
+            ("reviewed", self.reviewed),
+            ("question", self.question.is_some()),
+        ];
+        match stray.iter().find(|(_, set)| *set) {
+            Some((field, _)) => Err(CheckpointError::at(
+                *field,
+                "set, but the last message has no tool calls in progress",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Each result answers a call of the turn, once; the ids answered.
+    fn validate_results<'a>(&'a self, turn: &OpenTurn<'_>) -> Result<HashSet<&'a str>, CheckpointError> {
         let mut answered = HashSet::new();
         for (k, r) in self.tool_results.iter().enumerate() {
-            let path = format!("toolResults[{k}].toolUseId");
-            if call(&r.tool_use_id).is_none() {
-                return Err(not_a_call(path, &r.tool_use_id));
-            }
+            let path = || format!("toolResults[{k}].toolUseId");
+            turn.call(&r.tool_use_id, path)?;
             if !answered.insert(r.tool_use_id.as_str()) {
                 return Err(CheckpointError::at(
-                    path,
+                    path(),
                     format!("{:?} is answered twice", r.tool_use_id),
                 ));
             }
         }
+        Ok(answered)
+    }
+
+    /// Each interrupt is a call of the turn not answered yet, once, with the call's tool and input; a
+    /// question has its text, and waits alone. The ids pending.
+    fn validate_interrupts<'a>(
+        &'a self,
+        turn: &OpenTurn<'_>,
+        answered: &HashSet<&str>,
+    ) -> Result<HashSet<&'a str>, CheckpointError> {
         let mut pending = HashSet::new();
-        let questions = self
-            .interrupts
-            .iter()
-            .filter(|i| i.kind == InterruptKind::Question)
-            .count();
         for (k, i) in self.interrupts.iter().enumerate() {
-            let path = format!("interrupts[{k}]");
-            let Some(c) = call(&i.id) else {
-                return Err(not_a_call(format!("{path}.id"), &i.id));
-            };
+            let at = |field: &str| format!("interrupts[{k}].{field}");
+            let c = turn.call(&i.id, || at("id"))?;
             if answered.contains(i.id.as_str()) {
                 return Err(CheckpointError::at(
-                    format!("{path}.id"),
+                    at("id"),
                     format!("{:?} already has a result in toolResults", i.id),
                 ));
             }
             if !pending.insert(i.id.as_str()) {
-                return Err(CheckpointError::at(
-                    format!("{path}.id"),
-                    format!("{:?} is pending twice", i.id),
-                ));
+                return Err(CheckpointError::at(at("id"), format!("{:?} is pending twice", i.id)));
             }
             if i.tool_name != c.name {
                 return Err(CheckpointError::at(
-                    format!("{path}.toolName"),
+                    at("toolName"),
                     format!("{:?} but call {:?} is to {:?}", i.tool_name, i.id, c.name),
                 ));
             }
             if i.input != c.input {
                 return Err(CheckpointError::at(
-                    format!("{path}.input"),
+                    at("input"),
                     format!("differs from the input of call {:?}", i.id),
                 ));
             }
             if i.kind == InterruptKind::Question && i.question.is_none() {
-                return Err(CheckpointError::at(format!("{path}.question"), "missing"));
+                return Err(CheckpointError::at(at("question"), "missing"));
             }
         }
+        let questions = self
+            .interrupts
+            .iter()
+            .filter(|i| i.kind == InterruptKind::Question)
+            .count();
         if questions > 0 && self.interrupts.len() > 1 {
             return Err(CheckpointError::at(
                 "interrupts",
                 "a run waits for one question at a time, or for approvals only",
             ));
         }
+        Ok(pending)
+    }
+
+    /// A paused run was reviewed, and `pendingToolUseId` and `question` repeat its first interrupt.
+    fn validate_pause(&self) -> Result<(), CheckpointError> {
         if !self.interrupts.is_empty() && !self.reviewed {
             return Err(CheckpointError::at(
                 "reviewed",
@@ -191,23 +208,48 @@ impl Checkpoint {
         if self.question != self.interrupts.first().map(Interrupt::prompt) {
             return Err(CheckpointError::at("question", "does not match the first interrupt"));
         }
+        Ok(())
+    }
+
+    /// Each approval names a call of the reviewed turn, once, not pending.
+    fn validate_approved(&self, turn: &OpenTurn<'_>, pending: &HashSet<&str>) -> Result<(), CheckpointError> {
         let mut approved = HashSet::new();
         for (k, id) in self.approved.iter().enumerate() {
-            let path = format!("approved[{k}]");
-            if call(id).is_none() {
-                return Err(not_a_call(path, id));
-            }
+            let path = || format!("approved[{k}]");
+            turn.call(id, path)?;
             if pending.contains(id.as_str()) || !approved.insert(id.as_str()) {
                 return Err(CheckpointError::at(
-                    path,
+                    path(),
                     format!("{id:?} is approved twice or still pending"),
                 ));
             }
             if !self.reviewed {
-                return Err(CheckpointError::at(path, "approved before the turn was reviewed"));
+                return Err(CheckpointError::at(path(), "approved before the turn was reviewed"));
             }
         }
         Ok(())
+    }
+}
+
+/// The calls of the last message, in progress.
+struct OpenTurn<'c> {
+    calls: Vec<&'c ToolUse>,
+    /// The index of the last message.
+    last: usize,
+}
+
+impl<'c> OpenTurn<'c> {
+    /// The call `id`; an error at `path` when the turn has none.
+    fn call(&self, id: &str, path: impl FnOnce() -> String) -> Result<&'c ToolUse, CheckpointError> {
+        self.calls.iter().find(|c| c.id == id).copied().ok_or_else(|| {
+            CheckpointError::at(
+                path(),
+                format!(
+                    "{id:?} is not a tool call of the last message (messages[{}])",
+                    self.last
+                ),
+            )
+        })
     }
 }
 

@@ -271,120 +271,144 @@ impl WireFormat for Anthropic {
                 }
                 stream.body = message;
             }
-            "content_block_start" => {
-                let block = data.get("content_block").cloned().unwrap_or(Value::Null);
-                let Some(blocks) = stream.body.get_mut("content").and_then(Value::as_array_mut) else {
-                    return Err(ModelError::InvalidResponse {
-                        path: format!("content[{index}]"),
-                        problem: "anthropic streamed a content block before message_start".into(),
-                    });
-                };
-                // Blocks arrive in order: a block is the next one or restarts one already seen. (An index
-                // from the stream never sizes an allocation.)
-                let seen = blocks.len();
-                if index == seen {
-                    blocks.push(block);
-                } else if let Some(slot) = blocks.get_mut(index) {
-                    *slot = block;
-                } else {
-                    return Err(ModelError::InvalidResponse {
-                        path: format!("content[{index}]"),
-                        problem: format!("anthropic streamed block {index} after {seen} blocks"),
-                    });
-                }
-                stream.partial_mut(index).clear();
-            }
-            "content_block_delta" => {
-                let delta = data.get("delta").cloned().unwrap_or(Value::Null);
-                let piece = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
-                let kind = delta.get("type").and_then(Value::as_str).unwrap_or_default();
-                if kind == "input_json_delta" {
-                    stream.partial_mut(index).push_str(piece("partial_json"));
-                }
-                let Some(block) = stream
-                    .body
-                    .get_mut("content")
-                    .and_then(Value::as_array_mut)
-                    .and_then(|b| b.get_mut(index))
-                else {
-                    return Err(ModelError::InvalidResponse {
-                        path: format!("content[{index}]"),
-                        problem: "anthropic streamed a delta for a block it never started".into(),
-                    });
-                };
-                match kind {
-                    "text_delta" => {
-                        append(block, "text", piece("text"));
-                        sink.delta(Delta::Text(piece("text")));
-                    }
-                    "input_json_delta" => {
-                        let field = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default();
-                        sink.delta(Delta::ToolCall {
-                            id: field("id"),
-                            name: field("name"),
-                            input: piece("partial_json"),
-                        });
-                    }
-                    "thinking_delta" => append(block, "thinking", piece("thinking")),
-                    "signature_delta" => append(block, "signature", piece("signature")),
-                    _ => {}
-                }
-            }
-            "content_block_stop" => {
-                let partial = stream.partial_mut(index).trim().to_owned();
-                let block = stream
-                    .body
-                    .get_mut("content")
-                    .and_then(Value::as_array_mut)
-                    .and_then(|b| b.get_mut(index))
-                    .and_then(Value::as_object_mut);
-                if let Some(block) = block.filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
-                    // Input that does not parse stays text: the run refuses it as arguments that are not
-                    // a JSON object, and the model reads why.
-                    let input = if partial.is_empty() {
-                        json!({})
-                    } else {
-                        serde_json::from_str(&partial).unwrap_or(Value::String(partial))
-                    };
-                    block.insert("input".into(), input);
-                }
-            }
-            "message_delta" => {
-                let Some(body) = stream.body.as_object_mut() else {
-                    return Ok(());
-                };
-                if let Some(reason) = data.pointer("/delta/stop_reason").filter(|r| !r.is_null()) {
-                    body.insert("stop_reason".into(), reason.clone());
-                }
-                if let Some(usage) = data.get("usage").and_then(Value::as_object) {
-                    let total = body.entry("usage").or_insert_with(|| json!({}));
-                    if let Some(total) = total.as_object_mut() {
-                        for (k, v) in usage {
-                            total.insert(k.clone(), v.clone());
-                        }
-                    }
-                }
-            }
+            "content_block_start" => block_start(stream, index, &data)?,
+            "content_block_delta" => block_delta(stream, index, &data, sink)?,
+            "content_block_stop" => block_stop(stream, index),
+            "message_delta" => message_delta(stream, &data),
             "message_stop" => stream.done = true,
-            "error" => {
-                let kind = data.pointer("/error/type").and_then(Value::as_str).unwrap_or_default();
-                let message = data.pointer("/error/message").and_then(Value::as_str).unwrap_or(kind);
-                let status = match kind {
-                    "overloaded_error" => Some(529),
-                    "api_error" => Some(500),
-                    "rate_limit_error" => Some(429),
-                    _ => None,
-                };
-                return Err(ModelError::Http {
-                    provider: "anthropic".into(),
-                    status,
-                    message: format!("the stream reported {kind}: {message}"),
-                    retryable: status.is_some(),
-                });
-            }
+            "error" => return Err(stream_error(&data)),
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// The blocks streamed so far, and the one at `index` (`what` names what came for it when there is none).
+fn streamed_block<'a>(stream: &'a mut StreamedBody, index: usize, what: &str) -> Result<&'a mut Value, ModelError> {
+    stream
+        .body
+        .get_mut("content")
+        .and_then(Value::as_array_mut)
+        .and_then(|b| b.get_mut(index))
+        .ok_or_else(|| ModelError::InvalidResponse {
+            path: format!("content[{index}]"),
+            problem: format!("anthropic streamed {what} for a block it never started"),
+        })
+}
+
+/// `content_block_start`: blocks arrive in order, a block is the next one or restarts one already seen (an
+/// index from the stream never sizes an allocation).
+fn block_start(stream: &mut StreamedBody, index: usize, data: &Value) -> Result<(), ModelError> {
+    let block = data.get("content_block").cloned().unwrap_or(Value::Null);
+    let Some(blocks) = stream.body.get_mut("content").and_then(Value::as_array_mut) else {
+        return Err(ModelError::InvalidResponse {
+            path: format!("content[{index}]"),
+            problem: "anthropic streamed a content block before message_start".into(),
+        });
+    };
+    let seen = blocks.len();
+    if index == seen {
+        blocks.push(block);
+    } else if let Some(slot) = blocks.get_mut(index) {
+        *slot = block;
+    } else {
+        return Err(ModelError::InvalidResponse {
+            path: format!("content[{index}]"),
+            problem: format!("anthropic streamed block {index} after {seen} blocks"),
+        });
+    }
+    stream.partial_mut(index).clear();
+    Ok(())
+}
+
+/// `content_block_delta`: text, a tool call's input as JSON pieces (kept until the block stops), thinking and
+/// its signature.
+fn block_delta(
+    stream: &mut StreamedBody,
+    index: usize,
+    data: &Value,
+    sink: &mut dyn DeltaSink,
+) -> Result<(), ModelError> {
+    let delta = data.get("delta").cloned().unwrap_or(Value::Null);
+    let piece = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
+    let kind = delta.get("type").and_then(Value::as_str).unwrap_or_default();
+    if kind == "input_json_delta" {
+        stream.partial_mut(index).push_str(piece("partial_json"));
+    }
+    let block = streamed_block(stream, index, "a delta")?;
+    match kind {
+        "text_delta" => {
+            append(block, "text", piece("text"));
+            sink.delta(Delta::Text(piece("text")));
+        }
+        "input_json_delta" => {
+            let field = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default();
+            sink.delta(Delta::ToolCall {
+                id: field("id"),
+                name: field("name"),
+                input: piece("partial_json"),
+            });
+        }
+        "thinking_delta" => append(block, "thinking", piece("thinking")),
+        "signature_delta" => append(block, "signature", piece("signature")),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `content_block_stop`: a tool call's input, whole. Input that does not parse stays text: the run refuses it
+/// as arguments that are not a JSON object, and the model reads why.
+fn block_stop(stream: &mut StreamedBody, index: usize) {
+    let partial = stream.partial_mut(index).trim().to_owned();
+    let Ok(block) = streamed_block(stream, index, "a stop") else {
+        return;
+    };
+    if let Some(block) = block
+        .as_object_mut()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+    {
+        let input = if partial.is_empty() {
+            json!({})
+        } else {
+            serde_json::from_str(&partial).unwrap_or(Value::String(partial))
+        };
+        block.insert("input".into(), input);
+    }
+}
+
+/// `message_delta`: the stop reason and the output tokens.
+fn message_delta(stream: &mut StreamedBody, data: &Value) {
+    let Some(body) = stream.body.as_object_mut() else {
+        return;
+    };
+    if let Some(reason) = data.pointer("/delta/stop_reason").filter(|r| !r.is_null()) {
+        body.insert("stop_reason".into(), reason.clone());
+    }
+    if let Some(usage) = data.get("usage").and_then(Value::as_object) {
+        let total = body.entry("usage").or_insert_with(|| json!({}));
+        if let Some(total) = total.as_object_mut() {
+            for (k, v) in usage {
+                total.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// `error`: the API failed mid-stream (overloaded, rate-limited and server errors may be retried).
+fn stream_error(data: &Value) -> ModelError {
+    let kind = data.pointer("/error/type").and_then(Value::as_str).unwrap_or_default();
+    let message = data.pointer("/error/message").and_then(Value::as_str).unwrap_or(kind);
+    let status = match kind {
+        "overloaded_error" => Some(529),
+        "api_error" => Some(500),
+        "rate_limit_error" => Some(429),
+        _ => None,
+    };
+    ModelError::Http {
+        provider: "anthropic".into(),
+        status,
+        message: format!("the stream reported {kind}: {message}"),
+        retryable: status.is_some(),
     }
 }
 

@@ -353,59 +353,67 @@ pub(crate) fn chat_stream_chunk(
             }
         }
     }
-    for (k, call) in delta
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let index = call
-            .get("index")
-            .and_then(Value::as_u64)
-            .and_then(|i| usize::try_from(i).ok())
-            .unwrap_or(k);
-        let calls = message.entry("tool_calls").or_insert_with(|| json!([])).as_array_mut();
-        let Some(calls) = calls else { continue };
-        // Calls arrive in order: an index is one already seen or the next (it never sizes an allocation).
-        if index == calls.len() {
-            calls.push(json!({"id": "", "type": "function", "function": {"name": "", "arguments": ""}}));
+    let calls = delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten();
+    for (k, call) in calls.enumerate() {
+        tool_call_delta(provider, message, k, call, sink)?;
+    }
+    Ok(())
+}
+
+/// The `k`-th tool call piece of a chunk, added to the call it continues (its `index`) in `message`.
+fn tool_call_delta(
+    provider: &str,
+    message: &mut serde_json::Map<String, Value>,
+    k: usize,
+    call: &Value,
+    sink: &mut dyn DeltaSink,
+) -> Result<(), ModelError> {
+    let index = call
+        .get("index")
+        .and_then(Value::as_u64)
+        .and_then(|i| usize::try_from(i).ok())
+        .unwrap_or(k);
+    let Some(calls) = message.entry("tool_calls").or_insert_with(|| json!([])).as_array_mut() else {
+        return Ok(());
+    };
+    // Calls arrive in order: an index is one already seen or the next (it never sizes an allocation).
+    if index == calls.len() {
+        calls.push(json!({"id": "", "type": "function", "function": {"name": "", "arguments": ""}}));
+    }
+    let Some(entry) = calls.get_mut(index) else {
+        return Err(ModelError::InvalidResponse {
+            path: format!("choices[0].delta.tool_calls[{k}].index"),
+            problem: format!("{provider} streamed tool call {index} after {} calls", calls.len()),
+        });
+    };
+    if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(e) = entry.as_object_mut() {
+            e.insert("id".into(), id.into());
         }
-        let Some(entry) = calls.get_mut(index) else {
-            return Err(ModelError::InvalidResponse {
-                path: format!("choices[0].delta.tool_calls[{k}].index"),
-                problem: format!("{provider} streamed tool call {index} after {} calls", calls.len()),
-            });
-        };
-        if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-            if let Some(e) = entry.as_object_mut() {
-                e.insert("id".into(), id.into());
-            }
-        }
-        let piece = call
-            .pointer("/function/arguments")
+    }
+    let piece = call
+        .pointer("/function/arguments")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if let Some(f) = entry.get_mut("function").and_then(Value::as_object_mut) {
+        if let Some(name) = call
+            .pointer("/function/name")
             .and_then(Value::as_str)
-            .unwrap_or_default();
-        if let Some(f) = entry.get_mut("function").and_then(Value::as_object_mut) {
-            if let Some(name) = call
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                f.insert("name".into(), name.into());
-            }
-            if let Some(Value::String(args)) = f.get_mut("arguments") {
-                args.push_str(piece);
-            }
+            .filter(|s| !s.is_empty())
+        {
+            f.insert("name".into(), name.into());
         }
-        if !piece.is_empty() {
-            let field = |p: &str| entry.pointer(p).and_then(Value::as_str).unwrap_or_default();
-            sink.delta(Delta::ToolCall {
-                id: field("/id"),
-                name: field("/function/name"),
-                input: piece,
-            });
+        if let Some(Value::String(args)) = f.get_mut("arguments") {
+            args.push_str(piece);
         }
+    }
+    if !piece.is_empty() {
+        let field = |p: &str| entry.pointer(p).and_then(Value::as_str).unwrap_or_default();
+        sink.delta(Delta::ToolCall {
+            id: field("/id"),
+            name: field("/function/name"),
+            input: piece,
+        });
     }
     Ok(())
 }

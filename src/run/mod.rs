@@ -476,7 +476,32 @@ impl<'c> Run<'c> {
         response
             .content
             .retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
-        if let Some((j, problem)) = block_problem(Role::Assistant, &response.content) {
+        self.check_response(&response.content)?;
+        for b in &mut response.content {
+            if let ContentBlock::ToolUse(u) = b {
+                crate::limits::normalize_numbers(&mut u.input);
+            }
+        }
+        let message = Message::assistant(response.content);
+        if let Some(why) = self.too_large(crate::json::len(&message), 0) {
+            return Err(ModelError::InvalidResponse {
+                path: "content".into(),
+                problem: format!("the model's turn was not kept: {why}"),
+            });
+        }
+        self.state.iterations = self.state.iterations.saturating_add(1);
+        if let Some(usage) = response.usage {
+            self.state.usage.add(usage);
+        }
+        self.state.messages.push(message);
+        self.touch(now);
+        Ok(())
+    }
+
+    /// The blocks of a model's turn, as the next request needs them: where a turn allows them, tool call ids
+    /// new to the conversation, inputs within the depth limit.
+    fn check_response(&self, content: &[ContentBlock]) -> Result<(), ModelError> {
+        if let Some((j, problem)) = block_problem(Role::Assistant, content) {
             let problem = match problem {
                 BlockProblem::ToolResultOutsideUser => {
                     "tool_result blocks belong in user messages, not in a model response".to_owned()
@@ -492,7 +517,7 @@ impl<'c> Run<'c> {
                 problem,
             });
         }
-        for (j, b) in response.content.iter().enumerate() {
+        for (j, b) in content.iter().enumerate() {
             if let ContentBlock::ToolUse(u) = b {
                 let reused = self
                     .state
@@ -520,24 +545,6 @@ impl<'c> Run<'c> {
                 }
             }
         }
-        for b in &mut response.content {
-            if let ContentBlock::ToolUse(u) = b {
-                crate::limits::normalize_numbers(&mut u.input);
-            }
-        }
-        let message = Message::assistant(response.content);
-        if let Some(why) = self.too_large(crate::json::len(&message), 0) {
-            return Err(ModelError::InvalidResponse {
-                path: "content".into(),
-                problem: format!("the model's turn was not kept: {why}"),
-            });
-        }
-        self.state.iterations = self.state.iterations.saturating_add(1);
-        if let Some(usage) = response.usage {
-            self.state.usage.add(usage);
-        }
-        self.state.messages.push(message);
-        self.touch(now);
         Ok(())
     }
 

@@ -122,25 +122,7 @@ impl<'c> Run<'c> {
 
     /// Applies one decision per pending interrupt, after checking all of them.
     pub(super) fn answer(&mut self, input: Resume, now: u64) -> Result<(), AgentError> {
-        let plan = match_decisions(&self.state.interrupts, input).and_then(|decisions| {
-            self.state
-                .interrupts
-                .iter()
-                .zip(decisions)
-                .map(
-                    |(interrupt, decision)| match self.check_decision(interrupt, decision, now) {
-                        Ok(d) => Ok(d),
-                        Err(Check::Invalid(e)) => Err(e),
-                        Err(Check::Expired) => Err(AgentError::InterruptExpired {
-                            id: interrupt.id.clone(),
-                            expires_at: interrupt.expires_at.unwrap_or_default(),
-                            checkpoint: Box::new(Checkpoint::new("", 0)),
-                        }),
-                    },
-                )
-                .collect::<Result<Vec<Decision>, AgentError>>()
-        });
-        let plan = match plan {
+        let plan = match self.plan(input, now) {
             Ok(plan) => plan,
             Err(AgentError::InterruptExpired { id, expires_at, .. }) => {
                 let checkpoint = Box::new(std::mem::replace(&mut self.state, Checkpoint::new("", 0)));
@@ -169,52 +151,69 @@ impl<'c> Run<'c> {
             self.state.tool_results.extend(lost);
         }
         for (interrupt, decision) in pending.into_iter().zip(plan) {
-            let applied = match decision {
-                Decision::Approve { modified_args } => {
-                    if let Some(input) = &modified_args {
-                        self.replace_input(&interrupt.id, input.clone());
-                    }
-                    self.state.approved.push(interrupt.id.clone());
-                    Applied {
-                        interrupt,
-                        approved: true,
-                        modified_args,
-                        result: None,
-                    }
-                }
-                Decision::Deny { message } => {
-                    let result = ToolResult {
-                        tool_use_id: interrupt.id.clone(),
-                        content: denial(&interrupt, message.as_deref()),
-                        is_error: true,
-                    };
-                    self.state.tool_results.push(result.clone());
-                    Applied {
-                        interrupt,
-                        approved: false,
-                        modified_args: None,
-                        result: Some(result),
-                    }
-                }
-                Decision::Answer { text } => {
-                    let result = ToolResult {
-                        tool_use_id: interrupt.id.clone(),
-                        content: text,
-                        is_error: false,
-                    };
-                    self.state.tool_results.push(result.clone());
-                    Applied {
-                        interrupt,
-                        approved: false,
-                        modified_args: None,
-                        result: Some(result),
-                    }
-                }
-            };
+            let applied = self.apply(interrupt, decision);
             self.applied.push(applied);
         }
         self.touch(now);
         Ok(())
+    }
+
+    /// The decision for each pending interrupt, in order, each checked (an expired one is an
+    /// `InterruptExpired` without its checkpoint, which the caller adds).
+    fn plan(&self, input: Resume, now: u64) -> Result<Vec<Decision>, AgentError> {
+        let decisions = match_decisions(&self.state.interrupts, input)?;
+        self.state
+            .interrupts
+            .iter()
+            .zip(decisions)
+            .map(
+                |(interrupt, decision)| match self.check_decision(interrupt, decision, now) {
+                    Ok(d) => Ok(d),
+                    Err(Check::Invalid(e)) => Err(e),
+                    Err(Check::Expired) => Err(AgentError::InterruptExpired {
+                        id: interrupt.id.clone(),
+                        expires_at: interrupt.expires_at.unwrap_or_default(),
+                        checkpoint: Box::new(Checkpoint::new("", 0)),
+                    }),
+                },
+            )
+            .collect()
+    }
+
+    /// Applies a checked decision to its interrupt: an approval (with the input it may replace), or a result
+    /// (a denial, or the human's answer).
+    fn apply(&mut self, interrupt: Interrupt, decision: Decision) -> Applied {
+        let result = match decision {
+            Decision::Approve { modified_args } => {
+                if let Some(input) = &modified_args {
+                    self.replace_input(&interrupt.id, input.clone());
+                }
+                self.state.approved.push(interrupt.id.clone());
+                return Applied {
+                    interrupt,
+                    approved: true,
+                    modified_args,
+                    result: None,
+                };
+            }
+            Decision::Deny { message } => ToolResult {
+                tool_use_id: interrupt.id.clone(),
+                content: denial(&interrupt, message.as_deref()),
+                is_error: true,
+            },
+            Decision::Answer { text } => ToolResult {
+                tool_use_id: interrupt.id.clone(),
+                content: text,
+                is_error: false,
+            },
+        };
+        self.state.tool_results.push(result.clone());
+        Applied {
+            interrupt,
+            approved: false,
+            modified_args: None,
+            result: Some(result),
+        }
     }
 
     /// The decision to apply for `interrupt`: checked against its kind and the tool's schema, and replaced

@@ -519,39 +519,51 @@ pub(crate) fn apply(state: &mut Checkpoint, d: Diff, at: u64) -> Result<(), Chec
     }
     state.tool_results.extend(d.radd);
     for (k, v) in d.set {
-        match k.as_str() {
-            "version" => state.version = field(at, &k, v)?,
-            "runId" => state.run_id = field(at, &k, v)?,
-            "iterations" => state.iterations = field(at, &k, v)?,
-            "usage" => state.usage = field(at, &k, v)?,
-            "pendingToolUseId" => state.pending_tool_use_id = field(at, &k, v)?,
-            "question" => state.question = field(at, &k, v)?,
-            "interrupts" => state.interrupts = field(at, &k, v)?,
-            "approved" => state.approved = field(at, &k, v)?,
-            "reviewed" => state.reviewed = field(at, &k, v)?,
-            "outputAttempts" => state.output_attempts = field(at, &k, v)?,
-            "createdAt" => state.created_at = field(at, &k, v)?,
-            "updatedAt" => state.updated_at = field(at, &k, v)?,
-            "state" => state.state = Some(v),
-            "structured" => state.structured = Some(v),
-            other => return Err(bad(at, format!("set: unknown field {other:?}"))),
-        }
+        set_field(state, at, &k, v)?;
     }
     for k in d.unset {
-        match k.as_str() {
-            "runId" => state.run_id = None,
-            "pendingToolUseId" => state.pending_tool_use_id = None,
-            "question" => state.question = None,
-            "interrupts" => state.interrupts.clear(),
-            "approved" => state.approved.clear(),
-            "reviewed" => state.reviewed = false,
-            "outputAttempts" => state.output_attempts = 0,
-            "createdAt" => state.created_at = None,
-            "updatedAt" => state.updated_at = None,
-            "state" => state.state = None,
-            "structured" => state.structured = None,
-            other => return Err(bad(at, format!("unset: unknown field {other:?}"))),
-        }
+        unset_field(state, at, &k)?;
+    }
+    Ok(())
+}
+
+/// A diff's `set` of field `k` to `v` (record `at`).
+fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), CheckpointError> {
+    match k {
+        "version" => state.version = field(at, k, v)?,
+        "runId" => state.run_id = field(at, k, v)?,
+        "iterations" => state.iterations = field(at, k, v)?,
+        "usage" => state.usage = field(at, k, v)?,
+        "pendingToolUseId" => state.pending_tool_use_id = field(at, k, v)?,
+        "question" => state.question = field(at, k, v)?,
+        "interrupts" => state.interrupts = field(at, k, v)?,
+        "approved" => state.approved = field(at, k, v)?,
+        "reviewed" => state.reviewed = field(at, k, v)?,
+        "outputAttempts" => state.output_attempts = field(at, k, v)?,
+        "createdAt" => state.created_at = field(at, k, v)?,
+        "updatedAt" => state.updated_at = field(at, k, v)?,
+        "state" => state.state = Some(v),
+        "structured" => state.structured = Some(v),
+        other => return Err(bad(at, format!("set: unknown field {other:?}"))),
+    }
+    Ok(())
+}
+
+/// A diff's `unset` of field `k` (record `at`).
+fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), CheckpointError> {
+    match k {
+        "runId" => state.run_id = None,
+        "pendingToolUseId" => state.pending_tool_use_id = None,
+        "question" => state.question = None,
+        "interrupts" => state.interrupts.clear(),
+        "approved" => state.approved.clear(),
+        "reviewed" => state.reviewed = false,
+        "outputAttempts" => state.output_attempts = 0,
+        "createdAt" => state.created_at = None,
+        "updatedAt" => state.updated_at = None,
+        "state" => state.state = None,
+        "structured" => state.structured = None,
+        other => return Err(bad(at, format!("unset: unknown field {other:?}"))),
     }
     Ok(())
 }

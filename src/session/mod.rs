@@ -602,52 +602,36 @@ pub(crate) async fn run_session(
     options: SessionOptions,
     events: &mut dyn EventSink,
 ) -> SessionRun {
-    let failed = |e| SessionRun {
-        outcome: Err(e),
-        unsettled: false,
-    };
-    if let Err(e) = check_id(id) {
-        return failed(e);
-    }
     let log = Log {
         saver,
         id,
         codec: config.codec(),
     };
-    let mut loaded = match log.load().await {
-        Ok(l) => l,
-        Err(e) => return failed(e),
-    };
-    let mut unsettled = false;
-    if loaded.ended {
-        // A deletion that stopped long ago is finished first; a recent one may still be running.
-        if matches!(turn, Turn::Prompt(_)) && crate::platform::now_ms() > loaded.ended_at + DELETION_STALE_MS {
-            match delete_session(&log, &loaded, None).await {
-                Ok(l) => unsettled = !l.is_empty(),
-                Err(e) => return failed(e),
-            }
-            match log.load().await {
-                Ok(l) if !l.ended => loaded = l,
-                Ok(_) => {
-                    return failed(AgentError::SessionBusy {
-                        id: id.to_owned(),
-                        question: "the session is being deleted; try again in a moment".to_owned(),
-                    });
-                }
-                Err(e) => return failed(e),
-            }
-        } else if matches!(turn, Turn::Prompt(_)) {
-            return failed(AgentError::SessionBusy {
-                id: id.to_owned(),
-                question: "the session is being deleted; try again in a moment".to_owned(),
-            });
-        }
+    match session_turn(config, model, &log, turn, options, events).await {
+        Ok(run) => run,
+        Err(e) => SessionRun {
+            outcome: Err(e),
+            unsettled: false,
+        },
     }
-    let mut writer = Writer::new(&log, &loaded);
+}
+
+/// [`run_session`]; `Err` when the turn failed before its run began (or its last save failed).
+async fn session_turn(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    log: &Log<'_>,
+    turn: Turn,
+    options: SessionOptions,
+    events: &mut dyn EventSink,
+) -> Result<SessionRun, AgentError> {
+    check_id(log.id)?;
+    let (mut loaded, mut unsettled) = load_live(log, &turn).await?;
+    let mut writer = Writer::new(log, &loaded);
     writer.max_chain = (options.max_history < DEFAULT_MAX_HISTORY).then_some(options.max_history);
     if let Some(cp) = loaded.state.as_ref().filter(|_| !loaded.ended) {
         let event = Event::CheckpointLoaded {
-            key: id,
+            key: log.id,
             message_count: cp.messages.len(),
             interrupted: cp.is_interrupted(),
         };
@@ -655,21 +639,17 @@ pub(crate) async fn run_session(
         events.sequenced(Some(seq), &event);
     }
     let state = if loaded.ended { None } else { loaded.state.take() };
-    let input = match decide(id, turn, state, config) {
-        Ok(Decided::Run(input)) => input,
-        Ok(Decided::Answer(outcome)) => {
-            return SessionRun {
+    let input = match decide(log.id, turn, state, config)? {
+        Decided::Run(input) => input,
+        Decided::Answer(outcome) => {
+            return Ok(SessionRun {
                 outcome: Ok(outcome),
                 unsettled,
-            };
+            });
         }
-        Err(e) => return failed(e),
     };
-    let run = match config.begin(input) {
-        Ok(r) => r,
-        Err(e) => return failed(e),
-    };
-    let (mut outcome, unsaved) = {
+    let run = config.begin(input)?;
+    let (outcome, unsaved) = {
         let mut persisting = Persisting {
             writer: &mut writer,
             every_step: options.auto_save == AutoSave::Step,
@@ -683,51 +663,96 @@ pub(crate) async fn run_session(
         let outcome = drive(config, model, run, &mut hooks).await;
         (outcome, persisting.unsaved)
     };
-    let wrote = writer.written > 0;
-    match &mut outcome {
-        // Completed and not kept: the session is over.
-        Ok(Outcome::Complete(done)) if !options.keep_completed => {
-            let mut cp = done.checkpoint.clone();
-            // Numbered in the block of the run's last state, as a replay numbers it (the end record after it is
-            // the deletion's).
-            let end_seq = writer.tip.saturating_mul(EVENT_BLOCK) + log::END_AT;
-            let after = Loaded {
-                head: loaded.head.clone(),
-                tip: writer.tip,
-                ..Loaded::default()
-            };
-            // The run is done and paid for: a deletion that stops half-way (its end record written) is finished
-            // by a later call; what the run returned is returned.
-            match delete_session(&log, &after, Some((&mut writer, &mut cp))).await {
-                Ok(more) => unsettled |= !more.is_empty(),
-                Err(_) => unsettled = true,
-            }
+    if let Ok(Outcome::Complete(done)) = &outcome {
+        if !options.keep_completed {
+            // Completed and not kept: the session is over. Numbered in the block of the run's last state (the
+            // end record after it is the deletion's).
+            let end_seq = writer_end_seq(&writer);
+            let cp = done.checkpoint.clone();
+            unsettled |= end_completed(log, &loaded, &mut writer, cp).await;
             announce_end(&outcome, end_seq, events);
-            return SessionRun { outcome, unsettled };
+            return Ok(SessionRun { outcome, unsettled });
         }
-        // Saved only at the start: save where it stopped.
+    }
+    save_where_stopped(&mut writer, &outcome, unsaved, options, events).await?;
+    if writer.written > 0 {
+        // The head is a hint: failing to write it loses nothing (a load probes past it); a listing shows
+        // the session as it was until `settle` writes it.
+        unsettled |= !matches!(writer.write_head(None).await, Ok(true));
+        if options.max_history < DEFAULT_MAX_HISTORY {
+            store::prune(log, &writer, &loaded.head.labels, options.max_history).await?;
+        }
+        announce_end(&outcome, writer_end_seq(&writer), events);
+    }
+    Ok(SessionRun { outcome, unsettled })
+}
+
+/// The number of the `done`/`error` event that ends a call: in the block of the run's last state, as a replay
+/// numbers it.
+fn writer_end_seq(writer: &Writer<'_>) -> u64 {
+    writer.tip.saturating_mul(EVENT_BLOCK) + log::END_AT
+}
+
+/// The session as a turn finds it; `true` when a deletion it finished left work for later. A deletion that
+/// stopped long ago is finished first by a prompt; a recent one may still be running (busy).
+async fn load_live(log: &Log<'_>, turn: &Turn) -> Result<(Loaded, bool), AgentError> {
+    let loaded = log.load().await?;
+    if !loaded.ended || !matches!(turn, Turn::Prompt(_)) {
+        return Ok((loaded, false));
+    }
+    let busy = || AgentError::SessionBusy {
+        id: log.id.to_owned(),
+        question: "the session is being deleted; try again in a moment".to_owned(),
+    };
+    if crate::platform::now_ms() <= loaded.ended_at + DELETION_STALE_MS {
+        return Err(busy());
+    }
+    let unsettled = !delete_session(log, &loaded, None).await?.is_empty();
+    match log.load().await? {
+        l if !l.ended => Ok((l, unsettled)),
+        _ => Err(busy()),
+    }
+}
+
+/// Ends a completed session (its final state `cp` recorded first); `true` when work is left for later. The
+/// run is done and paid for: a deletion that stops half-way (its end record written) is finished by a later
+/// call.
+async fn end_completed(log: &Log<'_>, loaded: &Loaded, writer: &mut Writer<'_>, mut cp: Checkpoint) -> bool {
+    let after = Loaded {
+        head: loaded.head.clone(),
+        tip: writer.tip,
+        ..Loaded::default()
+    };
+    match delete_session(log, &after, Some((writer, &mut cp))).await {
+        Ok(more) => !more.is_empty(),
+        Err(_) => true,
+    }
+}
+
+/// Saves where the run stopped when its steps were not all saved: with `autoSave: 'stop'`, and after a
+/// failure that followed progress (with the error).
+async fn save_where_stopped(
+    writer: &mut Writer<'_>,
+    outcome: &Result<Outcome, AgentError>,
+    unsaved: Option<Saved>,
+    options: SessionOptions,
+    events: &mut dyn EventSink,
+) -> Result<(), AgentError> {
+    let all = |cp: &Checkpoint| Saved {
+        unchanged: cp.messages.len(),
+        dropped: None,
+    };
+    match outcome {
         Ok(o) if options.auto_save == AutoSave::Stop => {
-            let saved = unsaved.unwrap_or(Saved {
-                unchanged: o.checkpoint().messages.len(),
-                dropped: None,
-            });
             let mut cp = o.checkpoint().clone();
-            if let Err(e) = writer.write(&mut cp, Some(saved), false, Extra::default()).await {
-                return failed(e);
-            }
+            let saved = unsaved.unwrap_or_else(|| all(&cp));
+            writer.write(&mut cp, Some(saved), false, Extra::default()).await?;
             writer.saved_event(cp.messages.len(), events);
         }
-        // Failed after progress: save where it stopped, with the error.
-        Err(e) if wrote && !matches!(e, AgentError::Saver { .. } | AgentError::SessionBusy { .. }) => {
+        Err(e) if writer.written > 0 && !matches!(e, AgentError::Saver { .. } | AgentError::SessionBusy { .. }) => {
             if let Some(cp) = e.checkpoint() {
                 let mut cp = cp.clone();
-                let saved = fold(
-                    unsaved,
-                    Saved {
-                        unchanged: cp.messages.len(),
-                        dropped: None,
-                    },
-                );
+                let saved = fold(unsaved, all(&cp));
                 let extra = Extra {
                     err: Some(plain_error(e)),
                     ..Extra::default()
@@ -739,21 +764,7 @@ pub(crate) async fn run_session(
         }
         _ => {}
     }
-    if writer.written > 0 {
-        // The head is a hint: failing to write it loses nothing (a load probes past it); a listing shows
-        // the session as it was until `settle` writes it.
-        unsettled |= !matches!(writer.write_head(None).await, Ok(true));
-        if options.max_history < DEFAULT_MAX_HISTORY {
-            let labels = loaded.head.labels.clone();
-            if let Err(e) = store::prune(&log, &writer, &labels, options.max_history).await {
-                return failed(e);
-            }
-        }
-    }
-    if writer.written > 0 {
-        announce_end(&outcome, writer.tip.saturating_mul(EVENT_BLOCK) + log::END_AT, events);
-    }
-    SessionRun { outcome, unsettled }
+    Ok(())
 }
 
 /// Reports how a call that wrote to its session ended: `done` or `error`, numbered.

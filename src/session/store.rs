@@ -1025,29 +1025,8 @@ impl<'a> Writer<'a> {
             (false, _) => (Some(Diff::default()), None),
         };
         let key = self.log.key(seq);
-        let (text, bytes) = match &d {
-            Some(d) => {
-                if let Some(keys) = codec.keys {
-                    let (s, p) = (seq.to_string(), parent.to_string());
-                    let parent_mac = self.chain.mac.clone().unwrap_or_default();
-                    let sig = keys
-                        .sign_value(codec.agent, &[id, &s, &p, &parent_mac], &diff_value(&info, d))
-                        .await;
-                    info.sig = Some(sig.map_err(|e| saver_error(corrupt_source(&key, e), Some(cp)))?);
-                }
-                let sealed = codec
-                    .seal_text(diff_text(&info, d), &bound(id, seq))
-                    .await
-                    .map_err(|e| saver_error(corrupt_source(&key, e), Some(cp)))?;
-                let bytes = sealed.len();
-                (sealed, bytes)
-            }
-            None => {
-                let text = self.log.whole_text(cp, &mut info, seq, &key).await?;
-                let bytes = text.len();
-                (text, bytes)
-            }
-        };
+        let text = self.record_text(cp, d.as_ref(), &mut info, parent, &key).await?;
+        let bytes = text.len();
         let mut summary = log::summary(cp, seq, parent);
         if codec.sealed() {
             summary.question = None;
@@ -1071,29 +1050,68 @@ impl<'a> Writer<'a> {
             let _ = saver.delete_dyn(&key).await;
             return Err(AgentError::SessionNotFound { id: id.to_owned() });
         }
+        self.wrote(cp, seq, bytes, d.is_some(), next_base, info.sig.map(|s| s.mac));
+        self.last_summary = Some(summary);
+        Ok(seq)
+    }
+
+    /// The text of record `info.seq` at `key`: its diff `d` (signed when the agent has keys), or `cp` whole;
+    /// sealed when the agent seals.
+    async fn record_text(
+        &mut self,
+        cp: &Checkpoint,
+        d: Option<&Diff>,
+        info: &mut LogInfo,
+        parent: u64,
+        key: &str,
+    ) -> Result<String, AgentError> {
+        let (id, codec, seq) = (self.log.id, self.log.codec, info.seq);
+        let Some(d) = d else {
+            return self.log.whole_text(cp, info, seq, key).await;
+        };
+        if let Some(keys) = codec.keys {
+            let (s, p) = (seq.to_string(), parent.to_string());
+            let parent_mac = self.chain.mac.clone().unwrap_or_default();
+            let sig = keys
+                .sign_value(codec.agent, &[id, &s, &p, &parent_mac], &diff_value(info, d))
+                .await;
+            info.sig = Some(sig.map_err(|e| saver_error(corrupt_source(key, e), Some(cp)))?);
+        }
+        codec
+            .seal_text(diff_text(info, d), &bound(id, seq))
+            .await
+            .map_err(|e| saver_error(corrupt_source(key, e), Some(cp)))
+    }
+
+    /// Notes record `seq` (`bytes` long, a diff or whole) as written: the tip, the base the next diff is taken
+    /// against, the chain since the last whole record and its MAC.
+    fn wrote(
+        &mut self,
+        cp: &Checkpoint,
+        seq: u64,
+        bytes: usize,
+        diff: bool,
+        next_base: Option<Base>,
+        mac: Option<String>,
+    ) {
         self.tip = seq;
         self.base = next_base.unwrap_or_else(|| Base::of(cp));
-        match d {
-            Some(_) => {
-                self.chain.len += 1;
-                self.chain.bytes += bytes;
-            }
-            None => {
-                self.chain = Chain::default();
-                self.chain.bytes = bytes;
-                self.snapshot_check = SNAPSHOT_MIN_BYTES.max(bytes.saturating_mul(2));
-                self.wholes.push(seq);
-            }
+        if diff {
+            self.chain.len += 1;
+            self.chain.bytes += bytes;
+        } else {
+            self.chain = Chain::default();
+            self.chain.bytes = bytes;
+            self.snapshot_check = SNAPSHOT_MIN_BYTES.max(bytes.saturating_mul(2));
+            self.wholes.push(seq);
         }
-        self.chain.mac = info.sig.map(|s| s.mac);
+        self.chain.mac = mac;
         self.numbering = Numbering::at(seq, 1);
         self.written += 1;
-        self.last_summary = Some(summary);
         self.run_id.clone_from(&cp.run_id);
-        if !saver.stores_records_dyn() {
+        if !self.log.saver.stores_records_dyn() {
             self.last_whole = Some(cp.clone());
         }
-        Ok(seq)
     }
 
     /// After a first write: the record it continues from is still stored (a deletion removes records
