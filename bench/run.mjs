@@ -3,7 +3,7 @@
 // prints one markdown table (plus ms/step per n) and writes it to results.md (raw numbers: results.json).
 // Progress goes to stderr; the tables go to stdout.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -46,8 +46,8 @@ for (const fw of FRAMEWORKS) {
   timing[fw.id] = child('lib/measure.mjs', fw.id);
 }
 
-// The same with a cold harness (two warm-up runs per n), for the issue-13 targets table.
-log('floor and W(n), cold harness (2 warm-up runs)');
+// The same with a cold harness (one warm-up run per n, as a Worker request gets), for the targets table.
+log('floor and W(n), cold harness (1 warm-up run)');
 const floorCold = child('lib/measure.mjs', 'floor', 'cold');
 const timingCold = {};
 for (const fw of FRAMEWORKS) timingCold[fw.id] = child('lib/measure.mjs', fw.id, 'cold');
@@ -148,7 +148,7 @@ const targets = {
   msStep10: { text: '≤ 0.1', ok: (v) => v <= 0.1 },
   pauseResumeRatio: { text: '≤ 3×', ok: (v) => v <= 3 },
   bytesRatio: { text: '≤ 1.1×', ok: (v) => v <= 1.1 },
-  bundleGzipKiB: { text: '≤ 100', ok: (v) => v <= 100 },
+  bundleGzipKiB: { text: '≤ 250', ok: (v) => v <= 250 },
   coldMs: { text: '≤ 110', ok: (v) => v <= 110 },
 };
 const met = (key) => (targets[key] ? (targets[key].ok(figures.ours[key]) ? 'yes' : '**no**') : '');
@@ -246,10 +246,13 @@ const streamTable = [
   `| first request of a fresh process, median of 5 | ${f1(median(streamCold.map((c) => c.oursFirst)))} | ${f1(median(streamCold.map((c) => c.floorFirst)))} |`,
 ].join('\n');
 
-// The targets of issue 13, as ratios measured side by side in this run, warm and with the cold harness.
+// The targets of issue 23 (the binding only converts), as ratios measured side by side in this run, warm and
+// with the cold harness; and the size of the binding, counted here.
 const vsAiSdk = (t, n) => t.ours.byN[n].msPerStep / t['ai-sdk'].byN[n].msPerStep;
 const prFloor = (t, f, n) => (t.ours.byN[n].pauseMs + t.ours.byN[n].resumeFirstCallMs) / (f.byN[n].stringifyMs + f.byN[n].parseMs);
 const oursBundle = figures.ours.bundleGzipKiB;
+const wasmDir = join(BENCH, '..', 'src', 'wasm');
+const bindingLines = readdirSync(wasmDir).reduce((sum, f) => sum + readFileSync(join(wasmDir, f), 'utf8').split('\n').length - 1, 0);
 const targetRows = [
   ['ms per step ÷ AI SDK\'s, n=1', vsAiSdk(timing, 1), vsAiSdk(timingCold, 1), 0.1],
   ['ms per step ÷ AI SDK\'s, n=10', vsAiSdk(timing, 10), vsAiSdk(timingCold, 10), 0.1],
@@ -264,15 +267,16 @@ const freshRow = (label, pick) => {
   return `| ${label}; ms: ours ${f1(pick(fresh.byFw.ours))}, AI SDK ${f1(pick(fresh.byFw['ai-sdk']))} | ${ratio(r)} | (same) | ≤ 0.5× | ${r <= 0.5 ? 'yes' : '**no**'} |`;
 };
 const targetTable = [
-  '| figure (issue 13) | warm | cold harness (2 warm-up runs) | target | meets (warm / cold) |',
+  '| figure (issue 23) | warm | cold harness (1 warm-up run) | target | meets (warm / cold) |',
   '|---|---:|---:|---:|:---:|',
   ...targetRows.map(([label, warm, coldV, target]) => {
     const ok = (v) => (v === null ? '—' : v <= target ? 'yes' : '**no**');
     return `| ${label} | ${ratio(warm)} | ${coldV === null ? '(same)' : ratio(coldV)} | ≤ ${target}× | ${ok(warm)} / ${ok(coldV ?? warm)} |`;
   }),
-  `| Worker bundle, gzip (agent + kvSaver + one provider; ours: the whole .wasm) | ${f1(oursBundle)} KiB | (same) | ≤ 100 KiB | ${oursBundle <= 100 ? 'yes' : '**no**'} |`,
+  `| Worker bundle, gzip (ours: JS + the whole .wasm) | ${f1(oursBundle)} KiB | (same) | ≤ 250 KiB | ${oursBundle <= 250 ? 'yes' : '**no**'} |`,
   freshRow('first request in a fresh workerd isolate ÷ AI SDK\'s (W(1): prompt, pause, resume, answer)', (m) => m.firstMs),
   freshRow('workerd start + first request ÷ AI SDK\'s', (m) => m.startupMs + m.firstMs),
+  `| src/wasm/ lines (the binding, glue.js included) | ${bindingLines} | — | ≤ 1,800 | ${bindingLines <= 1800 ? 'yes' : '**no**'} |`,
 ].join('\n');
 
 const freshTable = [
@@ -305,7 +309,7 @@ ms per step (median; whole W(n) ÷ n):
 
 ${perN}
 
-Issue 13's targets, side by side in this run (ratios; the cold harness gives each framework two warm-up runs per n):
+Issue 23's targets, side by side in this run (ratios; the cold harness gives each framework one warm-up run per n):
 
 ${targetTable}
 
@@ -334,6 +338,6 @@ process.stdout.write(`${report}\n`);
 writeFileSync(join(BENCH, 'results.md'), report);
 writeFileSync(
   join(BENCH, 'results.json'),
-  `${JSON.stringify({ node: process.version, versions, floor, floorCold, timing, timingCold, memory, bundles, fresh, cold, bare, figures, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
+  `${JSON.stringify({ node: process.version, versions, floor, floorCold, timing, timingCold, memory, bundles, fresh, cold, bare, figures, bindingLines, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
 );
 log('done: results.md, results.json');
