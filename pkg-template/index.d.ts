@@ -82,11 +82,13 @@ export type Decision =
 
 /**
  * What `resume` continues with: a string (answers the single pending question; with nothing pending a
- * non-empty string is a new user turn and '' continues as is), or one decision per pending interrupt —
- * an array in interrupt order or an object keyed by interrupt id. Anything that does not fit exactly is a
- * DecisionError naming the interrupt, before anything runs.
+ * non-empty string is a new user turn and '' continues as is), one decision for a run that waits for one
+ * interrupt, or one decision per pending interrupt — an array in interrupt order or an object keyed by
+ * interrupt id. No answer (or `null`) continues a run that waits for nothing; a run that waits for an answer
+ * refuses it. Anything that does not fit exactly is a DecisionError naming the interrupt, before anything
+ * runs.
  */
-export type ResumeAnswer = string | { decisions: Decision[] | Record<string, Decision> };
+export type ResumeAnswer = string | Decision | { decisions: Decision[] | Record<string, Decision> } | null;
 
 // ---- checkpoints -------------------------------------------------------------------------------------
 
@@ -661,8 +663,14 @@ export interface Session<T = unknown> {
 }
 
 /** Creates an agent. Throws ConfigError for an unusable config. */
-export function agent<C extends AgentConfig & { sealed: true }>(config: C): SealedAgent<InferOutput<C['output']>>;
-export function agent<C extends AgentConfig>(config: C): Agent<InferOutput<C['output']>>;
+/**
+ * `C` with every key `Known` lacks typed `never`: the config is generic (to infer the output type), which
+ * turns TypeScript's excess-property check off; this puts it back, so `agent({ system })` or `maxSteps` is a
+ * type error as it is a ConfigError at run time.
+ */
+export type NoExtraKeys<C, Known> = C & { [K in Exclude<keyof C, keyof Known>]: never };
+export function agent<C extends AgentConfig & { sealed: true }>(config: NoExtraKeys<C, AgentConfig>): SealedAgent<InferOutput<C['output']>>;
+export function agent<C extends AgentConfig>(config: NoExtraKeys<C, AgentConfig>): Agent<InferOutput<C['output']>>;
 
 /** The sessions stored in a saver (their latest checkpoints' summaries, not their history entries). */
 export function listSessions(saver: Saver, prefix?: string): Promise<SavedCheckpoint[]>;
@@ -708,8 +716,13 @@ export interface BuiltinSaver extends Saver {
 export function memorySaver(): BuiltinSaver;
 
 /** The part of a Workers KV namespace binding a saver uses (`env.MY_KV` satisfies it). */
+/**
+ * What kvSaver uses of a Workers KV binding (`env.MY_KV` has all of it). A stand-in needs every method here;
+ * `get(keys[], 'text')` (bulk reads, a Map) is used when it answers one, else keys are read one by one.
+ */
 export interface KVNamespaceLike {
   get(key: string): Promise<string | null>;
+  getWithMetadata(key: string): Promise<{ value: string | null; metadata: unknown }>;
   put(key: string, value: string, options?: { metadata?: unknown; expirationTtl?: number }): Promise<void>;
   delete(key: string): Promise<void>;
   list(options?: { prefix?: string; cursor?: string }): Promise<{

@@ -142,6 +142,10 @@ pub enum Resume {
     /// Decisions as JSON — an array in interrupt order or an object keyed by interrupt id, as the npm package's
     /// `{ decisions }` — read against what the run waits for, so a problem names the interrupt it is about.
     Json(Value),
+    /// No answer at all (the npm package's `resume(checkpoint)` or `resume(checkpoint, null)`): continues a
+    /// run that waits for nothing, and is refused with a [`DecisionError`](crate::AgentError::Decision) by a
+    /// run that waits for an answer or decisions — a forgotten answer is not the answer `""`.
+    Nothing,
 }
 
 impl Resume {

@@ -36,6 +36,9 @@ export async function approve(): Promise<string> {
     if (interrupt.kind === 'approval') void interrupt.question;
   }
   const answer: ResumeAnswer = { decisions };
+  // One pending question may be answered (or declined) by a decision directly.
+  const direct: ResumeAnswer[] = [{ type: 'answer', text: 'Friday' }, { type: 'deny', message: 'not telling' }, 'Friday'];
+  void direct;
   // @ts-expect-error a decision's type is approve, deny or answer
   const bad: Decision = { type: 'maybe' };
   void bad;

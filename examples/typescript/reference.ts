@@ -1,6 +1,6 @@
 // The reference's examples in TypeScript, with only the import changed; `tsc --noEmit` must accept it.
 import {
-  agent, isInterrupted, assertComplete, InterruptError, defineTool, scriptedModel, memorySaver,
+  agent, openai, isInterrupted, assertComplete, InterruptError, defineTool, scriptedModel, memorySaver,
   CheckpointError, ModelError, MaxIterationsError,
   type AgentResponse, type InterruptedResponse, type Checkpoint, type Model, type Saver,
 } from 'resumable-agent';
@@ -94,3 +94,12 @@ void recover(memorySaver());
 
 // @ts-expect-error the model is required
 agent({ tools: [askUser] });
+// Misspelled or foreign options are type errors, as they are ConfigErrors at run time (issue 24):
+// @ts-expect-error `system` is `instructions` here
+agent({ system: 'Be brief.', model: scriptedModel(['ok']) });
+// @ts-expect-error there is no `maxSteps` (the bound is `maxIterations`)
+agent({ model: scriptedModel(['ok']), maxSteps: 5 });
+// @ts-expect-error `tool` is `tools`
+agent({ model: scriptedModel(['ok']), tool: [askUser] });
+// @ts-expect-error `baseUrl` is `baseURL`
+openai({ model: 'gpt-4.1-mini', baseUrl: 'http://127.0.0.1:1/v1' });

@@ -63,6 +63,7 @@ impl<'c> Run<'c> {
     pub(super) fn continue_with(&mut self, input: Resume) -> Result<(), AgentError> {
         let text = match input {
             Resume::Answer(text) => text,
+            Resume::Nothing => String::new(),
             Resume::Decisions(d) if d.is_empty() => String::new(),
             Resume::DecisionsById(d) if d.is_empty() => String::new(),
             Resume::Decisions(_) | Resume::DecisionsById(_) | Resume::Json(_) => {
@@ -357,6 +358,19 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
             Ok(list)
         }
         Resume::Json(_) => Err(decision_error(None, "decisions were not read")),
+        Resume::Nothing => Err(decision_error(
+            pending.first().map(|i| i.id.as_str()),
+            match pending {
+                [only] if only.kind == InterruptKind::Question => format!(
+                    "no answer given, but the run waits for an answer to {:?}: resume(checkpoint, answer) (\"\" is an answer too)",
+                    only.prompt()
+                ),
+                _ => format!(
+                    "no answer given, but the run waits for approval of {}: resume with {{ decisions }} (approve or deny each)",
+                    ids()
+                ),
+            },
+        )),
         Resume::DecisionsById(mut list) => {
             for (id, _) in &list {
                 if !pending.iter().any(|i| &i.id == id) {
@@ -461,8 +475,12 @@ impl Resume {
         let value: Value = serde_json::from_str(&crate::limits::repair_lone_surrogates(text))
             .map_err(|e| problem(format!("answer: {e}")))?;
         match value {
-            Value::Null => Ok(Resume::Answer(String::new())),
+            Value::Null => Ok(Resume::Nothing),
             Value::String(s) => Ok(Resume::Answer(s)),
+            // One decision, for a run that waits for one interrupt (a question, most often).
+            Value::Object(o) if o.contains_key("type") && !o.contains_key("decisions") => {
+                Ok(Resume::Json(Value::Array(vec![Value::Object(o)])))
+            }
             Value::Object(mut o) if o.contains_key("decisions") => {
                 if let Some(k) = o.keys().find(|k| *k != "decisions") {
                     return Err(problem(crate::options::unknown_option(
@@ -481,7 +499,7 @@ impl Resume {
                 }
             }
             other => Err(problem(format!(
-                "answer: expected a string or {{ decisions }}, got {}",
+                "answer: expected a string, a decision {{ type, ... }} or {{ decisions }}, got {}",
                 crate::options::describe(&other)
             ))),
         }

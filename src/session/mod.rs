@@ -798,6 +798,7 @@ fn decide(id: &str, turn: Turn, state: Option<Checkpoint>, config: &AgentConfig)
     // `reply('')` (or no decisions) means "continue", as `resume()` does.
     let turn = match turn {
         Turn::Reply(Resume::Answer(a)) if a.is_empty() => Turn::Continue,
+        Turn::Reply(Resume::Nothing) => Turn::Continue,
         Turn::Reply(Resume::Decisions(d)) if d.is_empty() => Turn::Continue,
         Turn::Reply(Resume::DecisionsById(d)) if d.is_empty() => Turn::Continue,
         other => other,

@@ -438,17 +438,20 @@ impl EventSink for JsEvents {
     }
 }
 
-/// The answer of `resume(checkpoint, answer)`: a string, `{ decisions }`, or nothing (`""`).
+/// The answer of `resume(checkpoint, answer)`: a string, a decision, `{ decisions }`, or nothing.
 pub(super) fn answer_of(answer: &JsValue) -> Result<Resume, AgentError> {
     if let Some(text) = answer.as_string() {
         return Ok(Resume::Answer(text));
     }
     if answer.is_undefined() {
-        return Ok(Resume::Answer(String::new()));
+        return Ok(Resume::Nothing);
     }
     let text = json_text(answer).ok().flatten().ok_or_else(|| AgentError::Decision {
         id: None,
-        problem: format!("answer: expected a string or {{ decisions }}, got {}", describe(answer)),
+        problem: format!(
+            "answer: expected a string, a decision {{ type, ... }} or {{ decisions }}, got {}",
+            describe(answer)
+        ),
     })?;
     Resume::from_answer_json(&text)
 }

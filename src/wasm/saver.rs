@@ -548,7 +548,7 @@ pub fn saver_spec(kind: &str, a: JsValue, options: &str) -> Result<JsValue, JsVa
         "kv" => {
             expect_methods(
                 &a,
-                &["get", "put", "delete", "list"],
+                &["get", "getWithMetadata", "put", "delete", "list"],
                 "kvSaver(namespace): expected a KV namespace binding such as env.SESSIONS",
             )?;
             let o = KvOptions::from_value(parse_json(options)).map_err(fail)?;

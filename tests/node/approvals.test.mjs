@@ -85,7 +85,11 @@ describe('approvals', () => {
       [{ decisions: [{ type: 'approve', extra: 1 }, { type: 'approve' }] }, 'a1', /decisions\[0\]\.extra: not a field/],
       [{ decisions: [{ id: 'a1', type: 'approve' }, { type: 'approve' }] }, undefined, /an id in every decision or in none/],
       [{ decisions: 5 }, undefined, /decisions: expected an array or an object keyed by interrupt id/],
-      [42, undefined, /answer: expected a string or \{ decisions \}, got number/],
+      [42, undefined, /answer: expected a string, a decision \{ type, \.\.\. \} or \{ decisions \}, got number/],
+      // A forgotten answer is not an answer (issue 24), and one decision answers one interrupt only.
+      [undefined, 'a1', /no answer given, but the run waits for approval of "a1", "a2"/],
+      [null, 'a1', /no answer given, but the run waits for approval of/],
+      [{ type: 'approve' }, 'a2', /expected 2 decision\(s\)/],
     ];
     for (const [answer, id, message] of cases) {
       const err = await agent({ tools: gatedTools(log), model }).resume(paused.checkpoint, answer).catch((e) => e);
@@ -107,6 +111,27 @@ describe('approvals', () => {
     assert.equal((await agent({ tools, model }).resume(paused.checkpoint, 'pro')).text, 'chose pro');
     assert.equal((await agent({ tools, model }).resume(paused.checkpoint, { decisions: { q: { type: 'answer', text: 'basic' } } })).text, 'chose basic');
     assert.throws(() => new InterruptError('q', { options: [1] }), ConfigError);
+  });
+
+  test('a question: no answer (or null) is a DecisionError naming it; a single decision answers or denies it directly', async () => {
+    let ran = 0;
+    const tools = [defineTool({ name: 'ask', handle: () => { ran += 1; throw new InterruptError('Which day?'); } })];
+    const model = scriptedModel([turn(toolUse('q', 'ask', {})), (req) => `got ${JSON.stringify(req.messages.at(-1).content[0])}`]);
+    const paused = await agent({ tools, model }).prompt('go');
+    for (const answer of [undefined, null]) {
+      const err = await agent({ tools, model }).resume(paused.checkpoint, answer).catch((e) => e);
+      assert.ok(err instanceof DecisionError, `${answer} -> ${err}`);
+      assert.equal(err.interruptId, 'q');
+      assert.match(err.message, /no answer given, but the run waits for an answer to "Which day\?"/);
+    }
+    const answered = await agent({ tools, model }).resume(paused.checkpoint, { type: 'answer', text: 'Friday' });
+    assert.match(answered.text, /"content":"Friday"/);
+    const denied = await agent({ tools, model }).resume(paused.checkpoint, { type: 'deny', message: 'not telling' });
+    assert.match(denied.text, /not telling/);
+    assert.match(denied.text, /"isError":true/);
+    // An empty string is an answer, given on purpose.
+    assert.match((await agent({ tools, model }).resume(paused.checkpoint, '')).text, /"content":""/);
+    assert.equal(ran, 1, 'the asking tool ran once, for the pause');
   });
 
   test('expiry: onExpire "deny" answers with a denial; the default fails with InterruptExpiredError carrying the checkpoint', async () => {

@@ -145,5 +145,5 @@ test('kvSaver: prefix, ttl, metadata summaries across list pages, limits refused
   const long = await saver.put('k'.repeat(508), a).catch((e) => e);
   assert.equal(long.code, 'KEY_LENGTH');
   assert.throws(() => kvSaver(kv, { expirationTtl: 5 }), (e) => e instanceof SaverError && e.code === 'OPTION');
-  assert.throws(() => kvSaver({ get() {} }), (e) => e instanceof ConfigError && /missing method\(s\) put, delete, list/.test(e.message));
+  assert.throws(() => kvSaver({ get() {} }), (e) => e instanceof ConfigError && /missing method\(s\) getWithMetadata, put, delete, list/.test(e.message));
 });
