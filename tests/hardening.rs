@@ -377,6 +377,52 @@ fn messages_read_as_written_exactly_when_a_plain_parse_of_the_text_holds_the_sam
     assert!(w >= 500 && a >= 200, "too few of one kind: {w} as written, {a} altered");
 }
 
+/// A checkpoint paused on a question whose first call's input is `count` numbers spelled `1e15`, the
+/// spelling the library writes longest (`1000000000000000.0`).
+fn respelled_numbers(count: usize) -> String {
+    let numbers = vec!["1e15"; count].join(",");
+    format!(
+        r#"{{"version":2,"runId":"r","iterations":2,"usage":{{"inputTokens":0,"outputTokens":0}},"messages":[{{"role":"user","content":"go"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"c1","name":"lookup","input":{{"n":[{numbers}]}}}}]}},{{"role":"user","content":[{{"type":"tool_result","toolUseId":"c1","content":"ok"}}]}},{{"role":"assistant","content":[{{"type":"tool_use","id":"q1","name":"ask_user","input":{{"question":"When?"}}}}]}}],"pendingToolUseId":"q1","question":"When?","reviewed":true,"interrupts":[{{"kind":"question","id":"q1","toolName":"ask_user","input":{{"question":"When?"}},"question":"When?"}}]}}"#
+    )
+}
+
+#[test]
+fn a_resumed_run_still_refuses_what_would_not_read_back_when_its_text_was_short_for_its_numbers() {
+    let text = respelled_numbers(10_000);
+    let written = Checkpoint::from_json(&text).unwrap().to_json().len();
+    // The library writes these messages almost 4 times as long as they were read: the size check after a
+    // resume must not take the text's length for theirs.
+    assert!(written > 3 * text.len() && written <= 5 * text.len(), "{written} for {}", text.len());
+    let counters = Counters::default();
+    let limit = 2 * text.len();
+    let agent = agent_with(TestModel::by_turn([ModelResponse::text("done")]), &counters)
+        .limits(resumable_agent::Limits::default().max_checkpoint_bytes(limit))
+        .build()
+        .unwrap();
+    let decoded = block_on(agent.decode(&text)).unwrap();
+    let err = block_on(agent.run(
+        resumable_agent::Input::Decoded(decoded, Resume::Answer("Friday".into())),
+        &mut |_: &resumable_agent::Event<'_>| {},
+    ))
+    .map(|_| "ran")
+    .unwrap_err();
+    assert!(err.to_string().contains("the answer was not taken"), "{err}");
+    // Within the limit, the same resume runs.
+    let answers = [ModelResponse::text("done"), ModelResponse::text("done"), ModelResponse::text("done")];
+    let roomy = agent_with(TestModel::by_turn(answers), &counters)
+        .limits(resumable_agent::Limits::default().max_checkpoint_bytes(written + 10_000))
+        .build()
+        .unwrap();
+    let decoded = block_on(roomy.decode(&text)).unwrap();
+    let done = block_on(roomy.run(
+        resumable_agent::Input::Decoded(decoded, Resume::Answer("Friday".into())),
+        &mut |_: &resumable_agent::Event<'_>| {},
+    ))
+    .map_err(|e| e.to_string())
+    .unwrap();
+    assert!(!done.is_interrupted());
+}
+
 // ---- tampering -----------------------------------------------------------------------------------------
 
 /// A signed, paused checkpoint as an agent with keys writes it: a call that ran, a question pending.

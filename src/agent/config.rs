@@ -230,7 +230,10 @@ impl AgentConfig {
         };
         let mut run = match input {
             Input::Prompt(message) => Run::start(&self.rules, &message, new_run_id(), now_ms()),
-            Input::Decoded(d, resume) => Run::resume_valid(&self.rules, d.checkpoint, resume, now_ms())?,
+            Input::Decoded(d, resume) => {
+                let bytes = d.text_bytes;
+                Run::resume_valid(&self.rules, d.checkpoint, resume, now_ms(), bytes)?
+            }
             Input::Resume(checkpoint, resume) => Run::resume(&self.rules, checkpoint, resume, now_ms())?,
         };
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {

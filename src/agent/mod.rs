@@ -83,6 +83,8 @@ pub struct Decoded {
     checkpoint: Checkpoint,
     /// Its messages are exactly what its text said ([`Decoded::messages_as_written`]).
     as_written: bool,
+    /// The length of the text it was read from (`None`: not read from text).
+    pub(crate) text_bytes: Option<usize>,
     /// The keys and binding it was checked with (`None`: an agent without keys decoded it).
     checked_with: Option<(Arc<crate::keys::CheckpointKeys>, Option<Arc<str>>)>,
 }
@@ -123,6 +125,7 @@ impl Decoded {
         Decoded {
             checkpoint,
             as_written: false,
+            text_bytes: None,
             checked_with: config.keys.clone().map(|k| (k, config.binding.clone())),
         }
     }
@@ -289,6 +292,7 @@ impl Agent {
         let (checkpoint, as_written) = self.config.codec().decode_as_written(text).await?;
         let mut decoded = Decoded::checked(checkpoint, &self.config);
         decoded.as_written = as_written;
+        decoded.text_bytes = Some(text.len());
         Ok(decoded)
     }
 }

@@ -55,6 +55,12 @@ pub(crate) struct Compacted {
     pub(crate) bytes: usize,
 }
 
+/// How much longer the library writes messages than any JSON text they were read from can be: strings are
+/// never written longer (escapes only shorten), whitespace and dropped keys shorten, a thinking block without
+/// `signature` gains 15 bytes (on at least 33), and a number at most 4.5 times (`1e15` is written
+/// `1000000000000000.0`; measured over every `<m>e<n>` spelling). A bound, rounded up.
+const TEXT_GROWTH: usize = 5;
+
 /// Room kept in the size estimate for a checkpoint's fields other than its messages, results, state and
 /// interrupts (ids, times, usage, signature).
 const CHECKPOINT_FRAME_BYTES: usize = 2048;
@@ -73,11 +79,27 @@ impl Run<'_> {
     pub(super) fn bytes(&mut self) -> usize {
         self.measure();
         let messages: usize = self.sizes.iter().sum();
+        messages.saturating_add(self.other_bytes())
+    }
+
+    /// [`Run::bytes`] or more: the text the run was resumed from, times [`TEXT_GROWTH`], stands for the
+    /// messages it still covers (what it says besides them is counted twice), the rest measured.
+    fn bytes_at_most(&mut self) -> usize {
+        let Some((text, covered)) = self.read_bytes.filter(|_| self.sizes.is_empty()) else {
+            return self.bytes();
+        };
+        let newer: usize = self.state.messages.iter().skip(covered).map(crate::json::len).sum();
+        text.saturating_mul(TEXT_GROWTH)
+            .saturating_add(newer)
+            .saturating_add(self.other_bytes())
+    }
+
+    /// The JSON size of the results, state and interrupts, and the frame around them.
+    fn other_bytes(&self) -> usize {
         let results: usize = self.state.tool_results.iter().map(crate::json::len).sum();
         let state = self.state.state.as_ref().map_or(0, crate::json::len);
         let interrupts: usize = self.state.interrupts.iter().map(crate::json::len).sum();
-        messages
-            .saturating_add(results)
+        results
             .saturating_add(state)
             .saturating_add(interrupts)
             .saturating_add(CHECKPOINT_FRAME_BYTES)
@@ -87,6 +109,10 @@ impl Run<'_> {
     /// checkpoint too large to read back (`limits.maxCheckpointBytes`), if it would.
     pub(crate) fn too_large(&mut self, adding: usize, replacing: usize) -> Option<String> {
         let max = self.config.limits.max_checkpoint_bytes;
+        // An upper bound first; measured exactly only when it says no.
+        if self.bytes_at_most().saturating_sub(replacing).saturating_add(adding) <= max {
+            return None;
+        }
         let total = self.bytes().saturating_sub(replacing).saturating_add(adding);
         (total > max).then(|| {
             format!("it is {adding} bytes of JSON, and the checkpoint would be about {total} bytes; at most {max} (limits.maxCheckpointBytes)")
@@ -102,6 +128,7 @@ impl Run<'_> {
     /// last step is left). The prefix ends with a user message; what follows starts with a model turn, so
     /// roles still alternate and every tool_result still follows its tool_use.
     pub(super) fn compact(&mut self, rule: Compaction) {
+        self.read_bytes = None;
         self.measure();
         let messages = &self.state.messages;
         let sizes = &self.sizes;

@@ -225,6 +225,10 @@ pub struct Run<'c> {
     /// JSON sizes of the messages, as of the last compaction check: a run only appends messages (and
     /// changes at most the last one), so each check measures only what is new.
     sizes: Vec<usize>,
+    /// `(bytes, covered)`: the length of the JSON text the run was resumed from, and how many of its messages
+    /// that text covers as they still are (all but the last, which a resume may change) — an upper bound of
+    /// their size that spares measuring them until a value nears the limit ([`Run::too_large`]).
+    read_bytes: Option<(usize, usize)>,
     /// How many leading messages are as they were when the run began or was last asked
     /// ([`Run::take_unchanged`]): appending keeps them, an edit, a removal or a compaction lowers it.
     unchanged: usize,
@@ -257,6 +261,7 @@ impl<'c> Run<'c> {
             changed_at_done: false,
             compacted: None,
             sizes: Vec::new(),
+            read_bytes: None,
             unchanged: 0,
             saved: Saved::default(),
         }
@@ -324,6 +329,9 @@ impl<'c> Run<'c> {
 
     /// Notes that the messages from `index` on changed in place or went.
     pub(super) fn edited(&mut self, index: usize) {
+        if self.read_bytes.is_some_and(|(_, covered)| index < covered) {
+            self.read_bytes = None;
+        }
         self.unchanged = self.unchanged.min(index);
         self.saved.unchanged = self.saved.unchanged.min(index);
     }

@@ -20,15 +20,17 @@ impl<'c> Run<'c> {
     /// checkpoint) for an expired interrupt whose tool's policy is [`OnExpire::Error`].
     pub fn resume(config: &'c RunConfig, state: Checkpoint, input: Resume, now: u64) -> Result<Self, AgentError> {
         state.validate()?;
-        Self::resume_valid(config, state, input, now)
+        Self::resume_valid(config, state, input, now, None)
     }
 
     /// [`Run::resume`] of a checkpoint known to be valid: one [`Checkpoint::from_json`] has just returned.
+    /// `text_bytes`: the length of the JSON text it was read from, when it was.
     pub(crate) fn resume_valid(
         config: &'c RunConfig,
         mut state: Checkpoint,
         input: Resume,
         now: u64,
+        text_bytes: Option<usize>,
     ) -> Result<Self, AgentError> {
         // What the run writes next is a new checkpoint: the old signature does not cover it.
         state.signature = None;
@@ -45,6 +47,7 @@ impl<'c> Run<'c> {
             changed_at_done: false,
             compacted: None,
             sizes: Vec::new(),
+            read_bytes: text_bytes.map(|bytes| (bytes, unchanged.saturating_sub(1))),
             unchanged,
             saved: Saved {
                 unchanged,
