@@ -182,6 +182,8 @@ function remembered(cache, limit, text, check) {
 }
 const TOOL_CHECKS = new Map();
 const AGENT_CHECKS = new Map();
+/** The JSON text of each checked tool's definition, as the core checked it: an agent's config text is made of them. */
+const TOOL_TEXTS = new WeakMap();
 
 /**
  * Checks a tool (`{ name, description?, schema, handle, needsApproval?, onExpire? }`) and compiles its schema:
@@ -195,12 +197,19 @@ function checkedTool(def, path) {
   if (def.schema !== undefined && def.inputSchema !== undefined) throw new ConfigError(`${path}: give schema (or its older name inputSchema), not both`);
   const field = def.inputSchema === undefined ? 'schema' : 'inputSchema';
   const inputSchema = def[field] === undefined ? undefined : compileSchema(def[field], `${path}.${field}`);
-  const text = JSON.stringify({ ...def, schema: undefined, inputSchema }, hostValues);
+  const text = withMember(JSON.stringify({ ...def, schema: undefined, inputSchema: undefined }, hostValues), 'inputSchema', inputSchema);
   remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true);
   const { name, description = '', handle, needsApproval, onExpire } = def;
   const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
   CHECKED_TOOLS.add(tool);
+  TOOL_TEXTS.set(tool, text);
   return tool;
+}
+
+/** The JSON text of an object with one more member, `key: value` (plain JSON), unless `value` is undefined. */
+function withMember(text, key, value) {
+  if (value === undefined) return text;
+  return `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(value)}}`;
 }
 
 /** Checks a tool definition at once (throws ConfigError naming what is wrong). */
@@ -426,7 +435,9 @@ export function agent(config) {
   const tools = Array.isArray(config.tools) ? config.tools.map((t, i) => checkedTool(t, `config.tools[${i}]`)) : config.tools;
   if (config.state !== undefined) checkPlainJson(config.state, 'config.state');
   const output = config.output === undefined || config.output === null ? config.output : compileSchema(config.output, 'config.output', true);
-  const text = JSON.stringify({ ...config, tools, output, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
+  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
+  // The tools as the texts they were checked as (no second walk over their schemas).
+  const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
   const fns = Object.freeze((Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle, typeof t.needsApproval === 'function' ? t.needsApproval : undefined]));
   const spec = { text, fns, model, builtin: BUILTIN_MODELS.get(model), system: typeof config.instructions === 'string' ? config.instructions : undefined };
