@@ -392,7 +392,11 @@ fn a_resumed_run_still_refuses_what_would_not_read_back_when_its_text_was_short_
     let written = Checkpoint::from_json(&text).unwrap().to_json().len();
     // The library writes these messages almost 4 times as long as they were read: the size check after a
     // resume must not take the text's length for theirs.
-    assert!(written > 3 * text.len() && written <= 5 * text.len(), "{written} for {}", text.len());
+    assert!(
+        written > 3 * text.len() && written <= 5 * text.len(),
+        "{written} for {}",
+        text.len()
+    );
     let counters = Counters::default();
     let limit = 2 * text.len();
     let agent = agent_with(TestModel::by_turn([ModelResponse::text("done")]), &counters)
@@ -408,7 +412,11 @@ fn a_resumed_run_still_refuses_what_would_not_read_back_when_its_text_was_short_
     .unwrap_err();
     assert!(err.to_string().contains("the answer was not taken"), "{err}");
     // Within the limit, the same resume runs.
-    let answers = [ModelResponse::text("done"), ModelResponse::text("done"), ModelResponse::text("done")];
+    let answers = [
+        ModelResponse::text("done"),
+        ModelResponse::text("done"),
+        ModelResponse::text("done"),
+    ];
     let roomy = agent_with(TestModel::by_turn(answers), &counters)
         .limits(resumable_agent::Limits::default().max_checkpoint_bytes(written + 10_000))
         .build()

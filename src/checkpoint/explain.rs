@@ -62,7 +62,21 @@ fn count(v: &Value, path: &str, max: u64) -> Result<(), CheckpointError> {
 
 /// Walks a checkpoint value and names the first structural problem. `Ok` means none was found.
 pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
+    if let Value::String(inner) = v {
+        if inner.trim_start().starts_with('{') {
+            return Err(CheckpointError::at(
+                "checkpoint",
+                "expected a checkpoint object, got a string holding JSON: the checkpoint was stringified twice (JSON.parse it once, or pass the string you stored as it is)",
+            ));
+        }
+    }
     let root = obj(v, "checkpoint")?;
+    if !root.contains_key("messages") && root.get("checkpoint").is_some_and(Value::is_object) {
+        return Err(CheckpointError::at(
+            "messages",
+            "missing: this is a run's result, not its checkpoint (pass result.checkpoint)",
+        ));
+    }
     if let Some(version) = root.get("version").filter(|v| !v.is_null()) {
         count(version, "version", u64::MAX)?;
         let found = version.as_u64().unwrap_or(0);

@@ -79,13 +79,26 @@ fn message(e: &JsValue) -> String {
     )
 }
 
+/// Why a request failed, naming the host: its timeout (`timeoutMs`), its signal, or `cause` (what `fetch` or
+/// the body's stream said).
+fn failure(request: &HttpRequest, timer: Option<&AbortTimer>, signal: Option<&JsValue>, cause: &str) -> String {
+    let host = super::host_of(&request.url);
+    let aborted = |s: &JsValue| Reflect::get(s, &"aborted".into()).ok().and_then(|a| a.as_bool()) == Some(true);
+    if timer.is_some_and(|t| aborted(&t.signal)) {
+        return format!("{host}: timed out after {} ms (timeoutMs)", request.timeout.as_millis());
+    }
+    if signal.is_some_and(aborted) {
+        return format!("{host}: aborted by its signal");
+    }
+    format!("{host}: {cause}")
+}
+
 impl HttpClient for FetchClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
         async move {
-            let (response, _timer) = self.fetch(&request).await?;
-            let body = JsFuture::from(response.text().map_err(|e| message(&e))?)
-                .await
-                .map_err(|e| message(&e))?;
+            let (response, timer) = self.fetch(&request).await?;
+            let failed = |e: JsValue| failure(&request, timer.as_ref(), self.signal.as_ref(), &message(&e));
+            let body = JsFuture::from(response.text().map_err(failed)?).await.map_err(failed)?;
             Ok(HttpResponse::new(
                 response.status(),
                 response.headers().get("retry-after"),
@@ -100,15 +113,14 @@ impl HttpClient for FetchClient {
         body: &'a mut dyn BodySink,
     ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
         async move {
-            let (response, _timer) = self.fetch(&request).await?;
+            let (response, timer) = self.fetch(&request).await?;
+            let failed = |e: JsValue| failure(&request, timer.as_ref(), self.signal.as_ref(), &message(&e));
             let status = response.status();
             let retry_after = response.headers().get("retry-after");
             let stream = match response.body() {
                 Some(stream) if (200..300).contains(&status) => stream,
                 _ => {
-                    let text = JsFuture::from(response.text().map_err(|e| message(&e))?)
-                        .await
-                        .map_err(|e| message(&e))?;
+                    let text = JsFuture::from(response.text().map_err(failed)?).await.map_err(failed)?;
                     return Ok(HttpResponse::new(
                         status,
                         retry_after,
@@ -116,7 +128,9 @@ impl HttpClient for FetchClient {
                     ));
                 }
             };
-            read_stream(&stream, body).await?;
+            read_stream(&stream, body)
+                .await
+                .map_err(|broken| failure(&request, timer.as_ref(), self.signal.as_ref(), &broken))?;
             Ok(HttpResponse::new(status, retry_after, String::new()))
         }
     }
@@ -222,9 +236,10 @@ impl FetchClient {
             if let Some(signal) = signal {
                 let _ = Reflect::set(&init, &"signal".into(), &signal);
             }
-            let response: FetchResponse = JsFuture::from(global_fetch(&request.url, &init).map_err(|e| message(&e))?)
+            let failed = |e: JsValue| failure(request, timer.as_ref(), self.signal.as_ref(), &message(&e));
+            let response: FetchResponse = JsFuture::from(global_fetch(&request.url, &init).map_err(failed)?)
                 .await
-                .map_err(|e| message(&e))?
+                .map_err(failed)?
                 .unchecked_into();
             Ok((response, timer))
         }

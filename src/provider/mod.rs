@@ -322,6 +322,14 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
     }
 }
 
+/// The host (and port) of `url`, to name in a network failure: never its path or query.
+pub(crate) fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    // Without the user and password a URL may carry.
+    authority.rsplit_once('@').map_or(authority, |(_, host)| host)
+}
+
 /// 429, 529 (overloaded), 408 and 5xx are worth retrying; other 4xx are not.
 fn is_retryable(status: u16) -> bool {
     matches!(status, 408 | 429 | 529) || (500..600).contains(&status)

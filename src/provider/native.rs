@@ -22,6 +22,7 @@ impl ReqwestClient {
 
 impl HttpClient for ReqwestClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
+        let (url, timeout) = (request.url.clone(), request.timeout);
         let mut builder = self
             .client
             .post(&request.url)
@@ -32,14 +33,14 @@ impl HttpClient for ReqwestClient {
         }
         async move {
             // reqwest's error text names the URL, never the headers (where the key is).
-            let response = builder.send().await.map_err(|e| e.to_string())?;
+            let response = builder.send().await.map_err(|e| failure(&url, timeout, &e))?;
             let status = response.status().as_u16();
             let retry_after = response
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let body = response.text().await.map_err(|e| e.to_string())?;
+            let body = response.text().await.map_err(|e| failure(&url, timeout, &e))?;
             Ok(HttpResponse::new(status, retry_after, body))
         }
     }
@@ -53,6 +54,7 @@ impl HttpClient for ReqwestClient {
         request: HttpRequest,
         body: &'a mut dyn BodySink,
     ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
+        let (url, timeout) = (request.url.clone(), request.timeout);
         let mut builder = self
             .client
             .post(&request.url)
@@ -63,7 +65,7 @@ impl HttpClient for ReqwestClient {
             builder = builder.header(k, v);
         }
         async move {
-            let mut response = builder.send().await.map_err(|e| e.to_string())?;
+            let mut response = builder.send().await.map_err(|e| failure(&url, timeout, &e))?;
             let status = response.status().as_u16();
             let retry_after = response
                 .headers()
@@ -71,11 +73,11 @@ impl HttpClient for ReqwestClient {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             if !(200..300).contains(&status) {
-                let text = response.text().await.map_err(|e| e.to_string())?;
+                let text = response.text().await.map_err(|e| failure(&url, timeout, &e))?;
                 return Ok(HttpResponse::new(status, retry_after, text));
             }
             // Dropping the response (when the sink has enough) closes the connection.
-            while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+            while let Some(chunk) = response.chunk().await.map_err(|e| failure(&url, timeout, &e))? {
                 if !body.chunk(&chunk) {
                     break;
                 }
@@ -83,4 +85,17 @@ impl HttpClient for ReqwestClient {
             Ok(HttpResponse::new(status, retry_after, String::new()))
         }
     }
+}
+
+/// Why a request failed: its timeout (`timeoutMs`) naming the host, or reqwest's own text (which names the
+/// URL, never the headers where the key is).
+fn failure(url: &str, timeout: Duration, e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        return format!(
+            "{}: timed out after {} ms (timeoutMs)",
+            super::host_of(url),
+            timeout.as_millis()
+        );
+    }
+    e.to_string()
 }
