@@ -624,7 +624,9 @@ export interface Session<T = unknown> {
   prompt(message: string, options?: RunOptions): Promise<Outcome<T>>;
   /**
    * Answers what the session waits for (a string or decisions). SessionNotFoundError when nothing is saved;
-   * SessionBusyError when another call got there first or the session is running.
+   * SessionBusyError when another call got there first or the session is running (a call that loads it only
+   * after that other call finished gets SessionNotFoundError — a completed session that is not kept is gone —
+   * or DecisionError, nothing waits for an answer, for a kept one).
    */
   reply(answer: ResumeAnswer, options?: RunOptions): Promise<Outcome<T>>;
   /** Continues from the last saved step (after a crash); a session waiting for a human answers with its pause. */

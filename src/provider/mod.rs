@@ -323,6 +323,10 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
 }
 
 /// The host (and port) of `url`, to name in a network failure: never its path or query.
+#[cfg(any(
+    all(target_arch = "wasm32", any(feature = "js", feature = "fetch")),
+    all(not(target_arch = "wasm32"), feature = "reqwest")
+))]
 pub(crate) fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);

@@ -1046,9 +1046,14 @@ impl<'a> Writer<'a> {
             }
         }
         if claim && self.loaded > 0 && !self.parent_still_there().await? {
-            // The session was deleted while this call loaded it: what was loaded is gone; back out.
+            // The session ended while this call loaded it — another call answered it and it completed, or it
+            // was deleted: what was loaded is gone; back out. To the caller it is the race it lost (as when the
+            // other call still runs), not a session that never was.
             let _ = saver.delete_dyn(&key).await;
-            return Err(AgentError::SessionNotFound { id: id.to_owned() });
+            return Err(AgentError::SessionBusy {
+                id: id.to_owned(),
+                question: "another call ended this session while this one loaded it (it answered it and the run completed, or deleted it)".to_owned(),
+            });
         }
         self.wrote(cp, seq, bytes, d.is_some(), next_base, info.sig.map(|s| s.mac));
         self.last_summary = Some(summary);

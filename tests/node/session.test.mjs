@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, isInterrupted, listSessions,
-  SessionNotFoundError, SessionBusyError, SaverError, ModelError, ConfigError,
+  SessionNotFoundError, SessionBusyError, SaverError, ModelError, ConfigError, DecisionError,
 } from 'resumable-agent';
 
 const askUser = defineTool({
@@ -63,6 +63,26 @@ test('typed errors: reply to an unknown session, prompt on a paused one', async 
   assert.deepEqual([await saver.list(), await agent(config).session(saver, 'b').checkpoint()], before, 'the paused session is untouched');
   assert.throws(() => agent(config).session({}, 'x'), ConfigError);
   assert.throws(() => agent(config).session(saver, ''), ConfigError);
+});
+
+test('concurrent replies: one runs; the others are refused as the README says, whenever they loaded the session', async () => {
+  for (const keepCompleted of [false, true]) {
+    const saver = memorySaver();
+    let ran = 0;
+    const counting = { ...config, model: async (req) => { ran += 1; return config.model(req); } };
+    await agent(config).session(saver, 'race', { keepCompleted }).prompt('the app');
+    const replies = await Promise.allSettled([1, 2, 3, 4, 5].map((i) => agent(counting).session(saver, 'race', { keepCompleted }).reply(`Q${i}`)));
+    assert.equal(replies.filter((r) => r.status === 'fulfilled').length, 1, `keepCompleted ${keepCompleted}: exactly one reply runs`);
+    assert.equal(ran, 1, 'one model call: the winner\'s');
+    for (const { reason } of replies.filter((x) => x.status === 'rejected')) {
+      // Busy while the winner runs or when it ended the session under this call; after it ended an unkept
+      // session, nothing is left to find; after a kept one completed, nothing waits for an answer.
+      const expected = reason instanceof SessionBusyError
+        || (!keepCompleted && reason instanceof SessionNotFoundError)
+        || (keepCompleted && reason instanceof DecisionError && /waits for no answer/.test(reason.message));
+      assert.ok(expected, `keepCompleted ${keepCompleted}: ${reason}`);
+    }
+  }
 });
 
 test('sessions are isolated when interleaved', async () => {
