@@ -113,6 +113,17 @@ describe('approvals', () => {
     assert.throws(() => new InterruptError('q', { options: [1] }), ConfigError);
   });
 
+  test('after an approval with modifiedArgs, result.messages is the checkpoint\'s: the input that ran, also when the next answer is a plain string', async () => {
+    const log = [];
+    const send = defineTool({ name: 'send', schema: (s) => ({ to: s.string().required() }), needsApproval: true, handle: (i) => { log.push(i); return `sent to ${i.to}`; } });
+    const model = scriptedModel([turn(toolUse('s1', 'send', { to: 'bob' })), 'done']);
+    const paused = await agent({ tools: [send], model }).prompt('x');
+    const r = await agent({ tools: [send], model }).resume(paused.checkpoint, { decisions: [{ type: 'approve', modifiedArgs: { to: 'ann' } }] });
+    assert.deepEqual(r.messages, r.checkpoint.messages);
+    assert.deepEqual(r.messages[1].content[0].input, { to: 'ann' });
+    assert.deepEqual(log, [{ to: 'ann' }]);
+  });
+
   test('a question: no answer (or null) is a DecisionError naming it; a single decision answers or denies it directly', async () => {
     let ran = 0;
     const tools = [defineTool({ name: 'ask', handle: () => { ran += 1; throw new InterruptError('Which day?'); } })];
