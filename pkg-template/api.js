@@ -69,7 +69,7 @@ const ASYNC = [
   'prompt', 'resume', 'sessionRun', 'sessionCheckpoint', 'sessionHistory', 'sessionLabel', 'sessionRestore', 'sessionSave',
   'sessionDelete', 'sessionSettle', 'sessionReplay', 'listSessions', 'saverCall', 'modelComplete',
 ];
-const SYNC = ['checkAgent', 'checkTool', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage'];
+const SYNC = ['checkAgent', 'checkTool', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage', 'conditionHolds'];
 const wasm = {};
 for (const name of ASYNC) wasm[name] = (...args) => guardAsync(() => raw[name](...args));
 for (const name of SYNC) wasm[name] = (...args) => guardSync(() => raw[name](...args));
@@ -446,13 +446,9 @@ export function agent(config) {
   return new Agent(Object.freeze(spec));
 }
 
-/** True when a put's `condition` holds for what is stored (`current`: its summary, or undefined): the
- * compare-and-set rule of the savers written in JS (memory, file, Durable Object). */
-export function conditionHolds(condition, current) {
-  if (condition == null) return true;
-  if (condition.ifAbsent) return current === undefined;
-  return current !== undefined && (current.step ?? 0) === condition.ifStep;
-}
+/** True when a put's `condition` holds for what is stored (`summary`: its stored summary text, or undefined):
+ * the compare-and-set rule (the core's), for the savers written in JS (memory, file, Durable Object). */
+export const conditionHolds = (condition, summary) => condition == null || wasm.conditionHolds(condition, summary);
 
 /** A saver in memory (this process or tab only): a text store over a Map, read and written synchronously. */
 export function memorySaver() {
@@ -463,7 +459,7 @@ export function memorySaver() {
     getMany: (keys) => keys.map((key) => map.get(key)?.[0] ?? null),
     putText(key, value, summary, condition) {
       const held = map.get(key);
-      if (!conditionHolds(condition, held === undefined ? undefined : JSON.parse(held[1]))) {
+      if (!conditionHolds(condition, held?.[1])) {
         throw Object.assign(new Error(`key ${JSON.stringify(key)} changed`), { code: 'CONFLICT' });
       }
       map.set(key, [value, summary]);
@@ -572,7 +568,7 @@ export class CheckpointStore {
           }
           if (condition) {
             const current = await this.storage.get(`s:${key}`);
-            if (!conditionHolds(condition, current === undefined ? undefined : JSON.parse(current))) {
+            if (!conditionHolds(condition, current)) {
               return Response.json({ error: `key ${JSON.stringify(key)} changed`, code: 'CONFLICT' });
             }
           }

@@ -11,7 +11,7 @@ import { link, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from '
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { textStoreSaver, ConfigError } from './api.js';
+import { textStoreSaver, conditionHolds, ConfigError } from './api.js';
 
 const SUFFIX = '.ckpt';
 const LOCK = '.lock';
@@ -285,9 +285,8 @@ export function fileSaver(options) {
           return;
         }
         await withLock(target, async () => {
-          const current = await firstLine(await existing(key)).then((l) => JSON.parse(l), (e) => { if (missing(e)) return undefined; throw e; });
-          const ok = current !== undefined && (current.step ?? 0) === condition.ifStep;
-          if (!ok) throw storeError('CONFLICT', `key ${JSON.stringify(key)} changed`);
+          const current = await firstLine(await existing(key)).catch((e) => { if (missing(e)) return undefined; throw e; });
+          if (!conditionHolds(condition, current)) throw storeError('CONFLICT', `key ${JSON.stringify(key)} changed`);
           await rename(temp, target);
           temp = undefined;
         }, key);

@@ -596,6 +596,16 @@ pub fn saver_about(spec: JsValue) -> Result<JsValue, JsValue> {
     ]))
 }
 
+/// `conditionHolds(condition, summary)`: whether a put's condition holds for what is stored (`summary`: its
+/// stored summary text, `undefined` when nothing is) — [`Condition::allows`], the one compare-and-set rule,
+/// for the stores written in JS (memory, file, Durable Object) to apply atomically where they write.
+#[wasm_bindgen(js_name = conditionHolds)]
+pub fn condition_holds(condition: JsValue, summary: Option<String>) -> Result<bool, JsValue> {
+    let condition = condition_of(&condition)?;
+    let current = summary.map(|text| serde_json::from_str::<CheckpointSummary>(&text).unwrap_or_default());
+    Ok(condition.allows(current.as_ref()))
+}
+
 /// A put's condition from JS: `undefined`, `{ ifAbsent: true }` or `{ ifStep: n }`.
 fn condition_of(value: &JsValue) -> Result<Condition, JsValue> {
     if value.is_undefined() || value.is_null() {
