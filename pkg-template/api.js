@@ -674,7 +674,8 @@ function withEnd(run, options) {
 /**
  * Runs `start({ onEvent, signal })` and hands its events out as an async iterable; the last event is
  * `done` (with the result) or `error` (with the error as plain JSON and the last checkpoint). Leaving the
- * loop early aborts the run at its next step. `.result` is the run's promise.
+ * loop early (or `abort()`) stops the run: a model request in flight is cancelled and the run ends in
+ * AbortedError. `.result` is the run's promise.
  */
 /**
  * Events handed out as an async iterable: `push` queues one (or hands it to a waiting `next()`), `end` ends
@@ -720,12 +721,13 @@ function eventQueue(onReturn) {
 }
 
 function eventStream(start, options) {
-  const stop = { aborted: false };
-  const events = eventQueue(() => { stop.aborted = true; });
+  // Leaving the loop, abort() or the caller's signal stop the run: a model request in flight is cancelled.
+  const stop = new AbortController();
+  const events = eventQueue(() => stop.abort());
   const outer = options?.signal;
-  const signal = {
-    get aborted() { return stop.aborted || outer?.aborted === true; },
-  };
+  const signal = outer && typeof outer.addEventListener === 'function' && typeof AbortSignal.any === 'function'
+    ? AbortSignal.any([stop.signal, outer])
+    : outer ? { get aborted() { return stop.signal.aborted || outer.aborted === true; } } : stop.signal;
   const onEvent = options?.onEvent;
   const ending = { seq: undefined };
   const result = start({
@@ -743,7 +745,7 @@ function eventStream(start, options) {
   result.catch(() => {}); // the events carry the error; awaiting `.result` still rejects
   return {
     result,
-    abort() { stop.aborted = true; },
+    abort() { stop.abort(); },
     [Symbol.asyncIterator]() { return events.iterator(); },
   };
 }

@@ -280,15 +280,22 @@ export type AgentEvent = (
 export interface RunOptions {
   /** Called with every event, in order, as it happens. What it throws is ignored. */
   onEvent?: (event: AgentEvent) => void;
-  /** Stops the run at its next step (AbortedError carrying the checkpoint). */
-  signal?: { readonly aborted: boolean };
+  /**
+   * Stops the run (AbortedError carrying the checkpoint from before the step it stopped): an AbortSignal
+   * also cancels a provider's request in flight, stops waiting on a model function (which gets it as
+   * `{ signal }`) and makes no further call; an object with `aborted` alone is checked between steps.
+   */
+  signal?: AbortSignal | { readonly aborted: boolean };
 }
 
-/** A run's events as an async iterable; leaving the loop early stops the run at its next step. */
+/**
+ * A run's events as an async iterable; leaving the loop early stops the run as `abort()` does. (Events are
+ * delivered after they happen: a model function the run called before the loop was left has been called.)
+ */
 export interface EventStream extends AsyncIterable<AgentEvent> {
   /** The run's outcome (rejects with the typed error). */
   readonly result: Promise<Outcome>;
-  /** Stops the run at its next step. */
+  /** Stops the run: a provider's request in flight is cancelled; the run ends in AbortedError. */
   abort(): void;
 }
 
@@ -326,7 +333,7 @@ export interface ModelResponse {
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'content_filter' | (string & {});
 
 /** A model is any async function from a request to a response. */
-export type Model = (request: ModelRequest) => ModelResponse | Promise<ModelResponse>;
+export type Model = (request: ModelRequest, call?: { signal: AbortSignal | { readonly aborted: boolean } }) => ModelResponse | Promise<ModelResponse>;
 
 /** One scripted turn: a response, a string (a final text), or a function of the request. */
 export type ScriptedResponse =

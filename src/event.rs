@@ -255,6 +255,14 @@ pub trait EventSink: MaybeSend {
     fn aborted(&self) -> bool {
         false
     }
+
+    /// What resolves once whoever watches the run wants it to stop, to stop waiting on a model call then:
+    /// the call is dropped (a provider's request with it) and the run ends in
+    /// [`AgentError::Aborted`](crate::AgentError::Aborted) with its checkpoint from before the call. `None`
+    /// (the default): only [`EventSink::aborted`], between calls.
+    fn when_aborted(&self) -> Option<crate::BoxFuture<'static, ()>> {
+        None
+    }
 }
 
 impl<F: FnMut(&Event<'_>) + MaybeSend> EventSink for F {

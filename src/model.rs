@@ -517,6 +517,14 @@ pub enum ModelError {
         /// The text it wrote before stopping (for a refusal, its explanation).
         text: String,
     },
+    /// The request was stopped by its abort signal (the provider's own, or the call's): not retried, and the
+    /// run ends in [`AgentError::Aborted`](crate::AgentError::Aborted) with its checkpoint from before the
+    /// call.
+    #[error("{provider} request aborted by its signal")]
+    Aborted {
+        /// `"anthropic"`, `"openai"`, ...
+        provider: String,
+    },
     /// A [`ScriptedModel`](crate::ScriptedModel) was asked for a turn its script does not have.
     #[error(
         "scriptedModel: the script has {len} responses but the conversation asks for assistant turn {turn}; add a response to the script"

@@ -164,3 +164,21 @@ impl Future for Timer {
 pub(crate) async fn sleep_until(at: u64) {
     let _ = at;
 }
+
+/// `work`, unless `stop` resolves first (`None`: `work` was dropped unfinished).
+pub(crate) async fn unless_stopped<T>(
+    work: impl std::future::Future<Output = T>,
+    stop: Option<BoxFuture<'static, ()>>,
+) -> Option<T> {
+    let Some(mut stop) = stop else {
+        return Some(work.await);
+    };
+    let mut work = std::pin::pin!(work);
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(v) = work.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(v));
+        }
+        stop.as_mut().poll(cx).map(|()| None)
+    })
+    .await
+}

@@ -721,3 +721,48 @@ fn whole_numbers_read_however_a_store_spells_them() {
     let err = Checkpoint::from_json(&text.replace("0.0", "0.5")).unwrap_err();
     assert_eq!(err.path(), Some("iterations"), "{err}");
 }
+
+/// A model whose answer never comes.
+struct Silent;
+
+impl resumable_agent::Model for Silent {
+    fn complete<'a>(
+        &'a self,
+        _: resumable_agent::ModelRequest<'a>,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, resumable_agent::ModelError>> + Send + 'a {
+        std::future::pending()
+    }
+}
+
+/// A watcher that wants the run stopped: at once between steps when `now`, else only through `when_aborted`.
+struct Stopping {
+    now: bool,
+}
+
+impl resumable_agent::EventSink for Stopping {
+    fn event(&mut self, _: &resumable_agent::Event<'_>) {}
+    fn aborted(&self) -> bool {
+        self.now
+    }
+    fn when_aborted(&self) -> Option<resumable_agent::BoxFuture<'static, ()>> {
+        Some(Box::pin(std::future::ready(())))
+    }
+}
+
+#[test]
+fn an_abort_stops_a_model_call_in_flight_and_keeps_the_run_from_before_it() {
+    let agent = resumable_agent::Agent::builder(Silent).build().unwrap();
+    let err = block_on(agent.run(resumable_agent::Input::prompt("Plan."), &mut Stopping { now: false }))
+        .map(|_| "ran")
+        .unwrap_err();
+    let resumable_agent::AgentError::Aborted { checkpoint } = &err else {
+        panic!("expected Aborted, got {err}");
+    };
+    assert_eq!(checkpoint.messages.len(), 1);
+    assert_eq!(checkpoint.iterations, 0);
+    // Aborted before the first step: nothing is called.
+    let err = block_on(agent.run(resumable_agent::Input::prompt("Plan."), &mut Stopping { now: true }))
+        .map(|_| "ran")
+        .unwrap_err();
+    assert!(matches!(err, resumable_agent::AgentError::Aborted { .. }), "{err}");
+}

@@ -169,14 +169,20 @@ async fn drive_steps(
             });
         }
         match run.next_step() {
-            Step::CallModel => {
-                if let Some(source) = call_model(config, model, &mut run, hooks).await? {
+            Step::CallModel => match call_model(config, model, &mut run, hooks).await? {
+                None => {}
+                Some(crate::model::ModelError::Aborted { .. }) => {
+                    return Err(AgentError::Aborted {
+                        checkpoint: Box::new(stopped(run)),
+                    });
+                }
+                Some(source) => {
                     return Err(AgentError::Model {
                         source,
                         checkpoint: Box::new(stopped(run)),
                     });
                 }
-            }
+            },
             Step::Review(calls) => review(config, &mut run, &calls, hooks).await?,
             Step::CallTool(call) => run_tool(config, &mut run, call, hooks).await?,
             Step::Refused(call, result) | Step::Answered(call, result) => {
@@ -270,12 +276,21 @@ async fn call_model(
     hooks.emit(|| Event::StepStart { step });
     let unchanged = run.take_unchanged();
     let request = config.request(&run.checkpoint().messages, unchanged);
+    // A call the watcher stops is dropped unfinished (a provider's request with it): the model is taken to
+    // have been stopped by the signal.
+    let stop = hooks.events.when_aborted();
+    let stopped_by_signal = || {
+        Err(crate::model::ModelError::Aborted {
+            provider: "model".to_owned(),
+        })
+    };
     let reply = if hooks.events.wants_deltas() {
         let mut sink = DeltaEvents { hooks, step };
-        model.stream_dyn(request, &mut sink).await
+        crate::platform::unless_stopped(model.stream_dyn(request, &mut sink), stop).await
     } else {
-        model.complete_dyn(request).await
-    };
+        crate::platform::unless_stopped(model.complete_dyn(request), stop).await
+    }
+    .unwrap_or_else(stopped_by_signal);
     let mut usage: Option<Usage> = None;
     let recorded = reply.and_then(|response| {
         usage = response.usage;

@@ -135,6 +135,12 @@ impl HttpClient for FetchClient {
         }
     }
 
+    fn aborted(&self) -> bool {
+        self.signal
+            .as_ref()
+            .is_some_and(|s| Reflect::get(s, &"aborted".into()).ok().and_then(|a| a.as_bool()) == Some(true))
+    }
+
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
         let ms = duration.as_millis() as f64;
         let promise = Promise::new(&mut |resolve, _| {

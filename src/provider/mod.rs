@@ -83,6 +83,12 @@ pub trait HttpClient: MaybeSend + MaybeSync {
     /// Waits `duration` (between retries).
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend;
 
+    /// True once the client's requests are stopped for good (an aborted signal): a failure then is not
+    /// retried, and is reported as [`ModelError::Aborted`]. The default is false.
+    fn aborted(&self) -> bool {
+        false
+    }
+
     /// Sends `request`; a 2xx body goes to `body` piece by piece as it arrives, and the response returned
     /// has an empty body. Other answers come back whole, as from [`HttpClient::send`]. `Err` is a network
     /// failure or timeout, also one in the middle of the body. The default reads the whole body first.
@@ -361,6 +367,7 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                     }
                     Ok(r) => self.status_error(&http, r),
                 };
+                let error = self.unless_aborted(error);
                 let wait = self.retry_wait(&error, attempt, retry_after.as_deref()).ok_or(error)?;
                 self.client.sleep(wait).await;
                 attempt += 1;
@@ -418,6 +425,7 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                     }
                     (Ok(r), None) => self.status_error(&http, r),
                 };
+                let error = self.unless_aborted(error);
                 let wait = self.retry_wait(&error, attempt, retry_after.as_deref()).ok_or(error)?;
                 self.client.sleep(wait).await;
                 attempt += 1;
@@ -464,6 +472,17 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
     fn retry_wait(&self, error: &ModelError, attempt: u32, retry_after: Option<&str>) -> Option<Duration> {
         let retryable = matches!(error, ModelError::Http { retryable: true, .. });
         (retryable && attempt < self.retry.max_retries).then(|| self.backoff(attempt, retry_after))
+    }
+
+    /// `error`, or [`ModelError::Aborted`] when the client was stopped (whatever the failure looked like).
+    fn unless_aborted(&self, error: ModelError) -> ModelError {
+        if self.client.aborted() {
+            ModelError::Aborted {
+                provider: self.wire.name().to_owned(),
+            }
+        } else {
+            error
+        }
     }
 }
 

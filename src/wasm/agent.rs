@@ -216,8 +216,10 @@ pub(super) struct Call {
 }
 
 impl Call {
-    /// The agent `spec` describes: `{ text, fns, tools, model, builtin, system }` (see api.js `agent`).
-    pub(super) fn new(spec: &JsValue) -> Result<Self, JsValue> {
+    /// The agent `spec` describes: `{ text, fns, tools, model, builtin, system }` (see api.js `agent`), for
+    /// a call stopped by `signal` (the call's `options.signal`, or a stream's): a provider's request stops
+    /// with it, a JS model is handed it.
+    pub(super) fn new(spec: &JsValue, signal: Option<&JsValue>) -> Result<Self, JsValue> {
         let text = get(spec, "text");
         if !text.is_string() {
             return Err(config_error("not an agent: create it with agent(config)".into()));
@@ -238,11 +240,11 @@ impl Call {
                 }
             })
             .collect();
-        let (agent, mirror) = match model_of(&get(spec, "builtin"))? {
+        let (agent, mirror) = match model_of(&get(spec, "builtin"), signal)? {
             Some(model) => (template.agent.with_parts(model, tools), None),
             None => {
                 let mirror = Rc::new(RefCell::new(Mirror::default()));
-                let model = JsModel::new(spec, thrown.clone(), mirror.clone());
+                let model = JsModel::new(spec, thrown.clone(), mirror.clone(), signal);
                 (template.agent.with_parts(model, tools), Some(mirror))
             }
         };
@@ -393,6 +395,11 @@ impl JsEvents {
         Ok(JsEvents { callback, signal })
     }
 
+    /// The call's `signal`, if it has one.
+    pub(super) fn signal(&self) -> Option<&JsValue> {
+        self.signal.as_ref()
+    }
+
     fn send(&self, event: JsValue) {
         if let Some(f) = &self.callback {
             // What a listener throws is ignored: a broken listener cannot break a run the user pays for.
@@ -436,6 +443,30 @@ impl EventSink for JsEvents {
             .as_ref()
             .is_some_and(|s| get(s, "aborted").as_bool() == Some(true))
     }
+
+    fn when_aborted(&self) -> Option<crate::BoxFuture<'static, ()>> {
+        let watch = super::glue::on_abort(self.signal.as_ref()?);
+        if watch.is_undefined() {
+            return None;
+        }
+        let listening = StopListening(get(&watch, "cancel"));
+        let promise: Promise = get(&watch, "promise").unchecked_into();
+        Some(Box::pin(async move {
+            let _listening = listening;
+            let _ = JsFuture::from(promise).await;
+        }))
+    }
+}
+
+/// Removes an abort listener when the wait for it ends (the call finished first, or the signal aborted).
+struct StopListening(JsValue);
+
+impl Drop for StopListening {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.dyn_ref::<Function>() {
+            let _ = cancel.call0(&JsValue::UNDEFINED);
+        }
+    }
 }
 
 /// The answer of `resume(checkpoint, answer)`: a string, a decision, `{ decisions }`, or nothing.
@@ -460,7 +491,7 @@ pub(super) fn answer_of(answer: &JsValue) -> Result<Resume, AgentError> {
 /// model is shown (`final_answer` among them with an output schema).
 #[wasm_bindgen(js_name = checkAgent)]
 pub fn check_agent(spec: JsValue) -> Result<JsValue, JsValue> {
-    Ok(to_js(Call::new(&spec)?.agent.tools()))
+    Ok(to_js(Call::new(&spec, None)?.agent.tools()))
 }
 
 /// `checkTool(text, path)`: a tool's declaration read as an agent reads it (`defineTool` checks at once).
@@ -483,7 +514,7 @@ async fn run(
     what: &str,
 ) -> Result<JsValue, JsValue> {
     let mut events = JsEvents::read(&options, what)?;
-    let call = Call::new(&spec)?;
+    let call = Call::new(&spec, events.signal())?;
     let input = match (prompt, resume) {
         (Some(message), _) => Input::Prompt(message.as_string().ok_or_else(|| {
             config_error(format!(

@@ -219,6 +219,31 @@ export function appendMessages(mirror, added) {
   return mirror.slice();
 }
 
+const isSignal = (s) => s !== null && typeof s === 'object' && typeof s.addEventListener === 'function';
+
+/**
+ * `{ promise, cancel }`: `promise` resolves when `signal` aborts (at once if it has); `cancel()` stops
+ * listening. `undefined` for something that is not an AbortSignal (it is then only polled between steps).
+ */
+export function onAbort(signal) {
+  if (!isSignal(signal)) return undefined;
+  let cancel = () => {};
+  const promise = new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const listener = () => resolve();
+    signal.addEventListener('abort', listener, { once: true });
+    cancel = () => signal.removeEventListener('abort', listener);
+  });
+  return { promise, cancel };
+}
+
+/** One signal that aborts when either does (`undefined` when neither is an AbortSignal). */
+export function eitherSignal(a, b) {
+  const signals = [a, b].filter(isSignal);
+  if (signals.length < 2) return signals[0];
+  return typeof AbortSignal.any === 'function' ? AbortSignal.any(signals) : signals[0];
+}
+
 /** The messages of a checkpoint's JSON text, parsed here (`undefined` when there is no such array). */
 export function messagesOf(text) {
   try {

@@ -35,6 +35,8 @@ pub(super) struct JsModel {
     system: JsValue,
     mirror: Rc<RefCell<Mirror>>,
     thrown: Rc<RefCell<Option<JsValue>>>,
+    /// `{ signal }`, the second argument of a model function, when the call has a signal.
+    context: Option<JsValue>,
 }
 
 /// JS objects equal to the run's first `synced` messages.
@@ -65,14 +67,21 @@ impl Default for Mirror {
 impl JsModel {
     /// The model of agent spec `spec` (`spec.model`, or `spec.builtin.script`), shown `spec.tools` and
     /// `spec.system` (the caller's own JS string, not copied out of Rust on every call).
-    pub(super) fn new(spec: &JsValue, thrown: Rc<RefCell<Option<JsValue>>>, mirror: Rc<RefCell<Mirror>>) -> Self {
+    pub(super) fn new(
+        spec: &JsValue,
+        thrown: Rc<RefCell<Option<JsValue>>>,
+        mirror: Rc<RefCell<Mirror>>,
+        signal: Option<&JsValue>,
+    ) -> Self {
         let script = get(&get(spec, "builtin"), "script");
         let callee = if Array::is_array(&script) {
             Callee::Script(script.unchecked_into())
         } else {
             Callee::Function(get(spec, "model").unchecked_into())
         };
-        Self::with(callee, get(spec, "tools"), get(spec, "system"), thrown, mirror)
+        let mut model = Self::with(callee, get(spec, "tools"), get(spec, "system"), thrown, mirror);
+        model.context = signal.map(|s| fields(&[("signal", s.clone())]));
+        model
     }
 
     fn with(
@@ -88,6 +97,7 @@ impl JsModel {
             system: if system.is_string() { system } else { JsValue::UNDEFINED },
             mirror,
             thrown,
+            context: None,
         }
     }
 
@@ -151,7 +161,7 @@ impl Model for JsModel {
         async move {
             let response = match &self.callee {
                 Callee::Function(f) => {
-                    let r = call_js(f, &self.js_request(&request), None)
+                    let r = call_js(f, &self.js_request(&request), self.context.as_ref())
                         .await
                         .map_err(|e| self.failed(e))?;
                     if r.is_string() {
@@ -173,7 +183,7 @@ impl Model for JsModel {
                     }
                     let entry = script.get(u32::try_from(turn).unwrap_or(u32::MAX));
                     if entry.is_function() {
-                        call_js(&entry, &self.js_request(&request), None)
+                        call_js(&entry, &self.js_request(&request), self.context.as_ref())
                             .await
                             .map_err(|e| self.failed(e))?
                     } else {
@@ -201,15 +211,17 @@ impl Model for JsModel {
     }
 }
 
-/// The built-in model a spec describes (`None`: a JS model).
-pub(super) fn model_of(spec: &JsValue) -> Result<Option<Box<dyn DynModel>>, JsValue> {
+/// The built-in model a spec describes (`None`: a JS model); its requests stop with its own signal or the
+/// call's.
+pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<Option<Box<dyn DynModel>>, JsValue> {
     let kind = get(spec, "kind").as_string();
     let options = || -> Result<Value, JsValue> {
         Ok(super::convert::parse_json(
             &string_of(&get(spec, "options")).unwrap_or_default(),
         ))
     };
-    let client = || match Some(get(spec, "signal")).filter(JsValue::is_object) {
+    let signal = super::glue::either_signal(&get(spec, "signal"), call_signal.unwrap_or(&JsValue::UNDEFINED));
+    let client = || match Some(signal.clone()).filter(JsValue::is_object) {
         Some(signal) => FetchClient::with_signal(signal),
         None => FetchClient::default(),
     };
@@ -248,7 +260,7 @@ pub fn provider_spec(kind: &str, options: JsValue, extra: JsValue) -> Result<JsV
         }
         other => return Err(config_error(format!("unknown provider {other:?}"))),
     };
-    model_of(&spec)?;
+    model_of(&spec, None)?;
     Ok(spec)
 }
 
@@ -280,7 +292,7 @@ pub fn model_complete(spec: JsValue, request: JsValue) -> js_sys::Promise {
         };
         let thrown = Rc::new(RefCell::new(None));
         let script = get(&spec, "script");
-        let model: Box<dyn DynModel> = match model_of(&spec)? {
+        let model: Box<dyn DynModel> = match model_of(&spec, None)? {
             Some(m) => m,
             None => Box::new(JsModel::with(
                 Callee::Script(script.unchecked_into()),

@@ -27,8 +27,9 @@ struct Parts {
 }
 
 impl Parts {
-    fn new(session: &JsValue) -> Result<Self, JsValue> {
-        let call = Call::new(&get(session, "agent"))?;
+    /// The parts of `session` for a call stopped by `signal`.
+    fn new(session: &JsValue, signal: Option<&JsValue>) -> Result<Self, JsValue> {
+        let call = Call::new(&get(session, "agent"), signal)?;
         let options = options_of(&string_of(&get(session, "options")).unwrap_or_default())?;
         let max = call.agent.limits().max_checkpoint_bytes;
         // JS stores race their promises against the limit (so they settle); the core's session bounds each
@@ -104,7 +105,7 @@ pub fn session_run(session: JsValue, turn: String, value: JsValue, options: JsVa
                 config_error(format!("prompt(message): expected a string, got {}", describe(&value)))
             })?),
         };
-        let parts = Parts::new(&session)?;
+        let parts = Parts::new(&session, events.signal())?;
         let s = parts.session();
         let ran = s.run(turn, &mut events).await;
         if s.unsettled() {
@@ -125,7 +126,7 @@ where
         + 'static,
 {
     future_to_promise(async move {
-        let parts = Parts::new(&session)?;
+        let parts = Parts::new(&session, None)?;
         f(&parts).await
     })
 }
@@ -371,7 +372,7 @@ fn settle_later(session: &JsValue, interval_ms: u64) {
         }
         // Boxed: the state of the work takes memory only while it runs, not while the task waits.
         Box::pin(async move {
-            let parts = Parts::new(&session)?;
+            let parts = Parts::new(&session, None)?;
             parts.session().settle().await.map_err(|e| parts.error(e))
         })
         .await
