@@ -26,6 +26,7 @@ const call = (id, name, input) => ({ type: 'tool_use', id, name, input });
 const asking = scriptedModel([{ content: [call('q1', 'ask_user', { question: 'Deadline?' })] }, (req) => `due ${req.messages.at(-1).content[0].content}`]);
 const cfg = { tools: [askUser, lookup, send, broken], model: asking };
 const paused = await agent(cfg).prompt('go');
+const lifetime = new AbortController();
 const pausedText = JSON.stringify(paused.checkpoint);
 
 /** A KV namespace stand-in: the four methods a Workers KV binding has, over a Map. */
@@ -159,6 +160,19 @@ export const SHAPES = {
   },
   'provider-created': async () => {
     openai({ apiKey: 'k', model: 'm', baseURL: 'http://127.0.0.1:9' });
+  },
+  'aborted-in-flight': async () => {
+    const stop = new AbortController();
+    const running = agent({ model: () => new Promise(() => {}) }).prompt('go', { signal: stop.signal });
+    stop.abort();
+    const e = await running.catch((x) => x);
+    expect(e.name === 'AbortedError' && e.checkpoint, 'AbortedError with checkpoint');
+  },
+  // One signal for the life of the isolate (a server's shutdown signal), never aborted: every call listens to it
+  // while it waits on its model, and must stop listening when it ends.
+  'long-lived-signal': async () => {
+    const r = await agent(cfg).resume(pausedText, 'May', { signal: lifetime.signal });
+    expect(r.text === 'due May', 'completed');
   },
   'model-throws': async () => {
     const e = await agent({ model: async () => { throw new Error('overloaded'); } }).prompt('go').catch((x) => x);
