@@ -12,7 +12,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: tools pkg link worker test test-native test-wasm test-node test-leak test-workers test-browser test-fuzz test-stress lint demo demo-node demo-browser bench fuzz stress clean
+.PHONY: tools pkg link worker test test-native test-wasm test-node test-docs test-leak test-workers test-browser test-fuzz test-stress lint demo demo-node demo-browser bench fuzz stress clean
 
 FUZZ_SECONDS ?= 600
 STRESS_RUNS ?= 5
@@ -46,6 +46,11 @@ test-node: link
 	node --test 'tests/node/*.test.mjs' 'tests/providers/*.test.mjs'
 	tsc -p examples/typescript --noEmit
 
+# Every code block of README.md and docs/: JS/TS type-checked against the package's types, `js run` blocks run
+# (their output compared), checkpoints resumed; the Rust blocks are doctests (run by test-native).
+test-docs: link
+	node scripts/check-docs.mjs
+
 # Memory stays flat: every request shape and error path, 20,000 requests each (about 30 s).
 test-leak: link
 	node --test tests/leak/leak.test.mjs
@@ -64,7 +69,7 @@ test-fuzz: tools
 test-stress: link
 	scripts/stress.sh 3 100000
 
-test: lint test-native test-wasm test-node test-leak test-workers test-browser test-fuzz test-stress
+test: lint test-native test-wasm test-node test-docs test-leak test-workers test-browser test-fuzz test-stress
 
 fuzz: tools
 	scripts/fuzz.sh $(FUZZ_SECONDS)

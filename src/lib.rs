@@ -105,3 +105,13 @@ pub use session::{
 };
 pub use spec::{AgentSpec, NeedsApproval, ToolSpec};
 pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};
+
+/// The README's Rust blocks, compiled and run as doctests (`scripts/check-docs.mjs` checks its other blocks).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+/// The development guide's Rust blocks, as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/development.md")]
+struct DevelopmentDoctests;
