@@ -725,9 +725,18 @@ function eventStream(start, options) {
   const stop = new AbortController();
   const events = eventQueue(() => stop.abort());
   const outer = options?.signal;
-  const signal = outer && typeof outer.addEventListener === 'function' && typeof AbortSignal.any === 'function'
-    ? AbortSignal.any([stop.signal, outer])
-    : outer ? { get aborted() { return stop.signal.aborted || outer.aborted === true; } } : stop.signal;
+  // The caller's signal aborts this one (a listener removed when the run settles: no AbortSignal.any, whose
+  // weak bookkeeping a tight await loop never lets go).
+  let unlisten = () => {};
+  let signal = stop.signal;
+  if (outer && typeof outer.addEventListener === 'function') {
+    if (outer.aborted) stop.abort();
+    const listener = () => stop.abort();
+    outer.addEventListener('abort', listener, { once: true });
+    unlisten = () => outer.removeEventListener('abort', listener);
+  } else if (outer) {
+    signal = { get aborted() { return stop.signal.aborted || outer.aborted === true; } };
+  }
   const onEvent = options?.onEvent;
   const ending = { seq: undefined };
   const result = start({
@@ -739,8 +748,8 @@ function eventStream(start, options) {
     signal,
   });
   result.then(
-    (r) => { const event = doneEvent(r, ending); events.push(event); callQuietly(onEvent, event); events.end(); },
-    (e) => { const event = errorEvent(e, ending); events.push(event); callQuietly(onEvent, event); events.end(); },
+    (r) => { unlisten(); const event = doneEvent(r, ending); events.push(event); callQuietly(onEvent, event); events.end(); },
+    (e) => { unlisten(); const event = errorEvent(e, ending); events.push(event); callQuietly(onEvent, event); events.end(); },
   );
   result.catch(() => {}); // the events carry the error; awaiting `.result` still rejects
   return {

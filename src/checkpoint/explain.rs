@@ -60,23 +60,30 @@ fn count(v: &Value, path: &str, max: u64) -> Result<(), CheckpointError> {
     }
 }
 
-/// Walks a checkpoint value and names the first structural problem. `Ok` means none was found.
-pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
-    if let Value::String(inner) = v {
-        if inner.trim_start().starts_with('{') {
-            return Err(CheckpointError::at(
-                "checkpoint",
-                "expected a checkpoint object, got a string holding JSON: the checkpoint was stringified twice (JSON.parse it once, or pass the string you stored as it is)",
-            ));
-        }
+/// What is often passed where a checkpoint belongs, named: a checkpoint stringified twice, a run's whole result.
+fn mistaken_for_a_checkpoint(v: &Value) -> Result<(), CheckpointError> {
+    if v.as_str().is_some_and(|inner| inner.trim_start().starts_with('{')) {
+        return Err(CheckpointError::at(
+            "checkpoint",
+            "expected a checkpoint object, got a string holding JSON: the checkpoint was stringified twice (JSON.parse it once, or pass the string you stored as it is)",
+        ));
     }
-    let root = obj(v, "checkpoint")?;
-    if !root.contains_key("messages") && root.get("checkpoint").is_some_and(Value::is_object) {
+    let result = v
+        .as_object()
+        .is_some_and(|o| !o.contains_key("messages") && o.get("checkpoint").is_some_and(Value::is_object));
+    if result {
         return Err(CheckpointError::at(
             "messages",
             "missing: this is a run's result, not its checkpoint (pass result.checkpoint)",
         ));
     }
+    Ok(())
+}
+
+/// Walks a checkpoint value and names the first structural problem. `Ok` means none was found.
+pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
+    mistaken_for_a_checkpoint(v)?;
+    let root = obj(v, "checkpoint")?;
     if let Some(version) = root.get("version").filter(|v| !v.is_null()) {
         count(version, "version", u64::MAX)?;
         let found = version.as_u64().unwrap_or(0);

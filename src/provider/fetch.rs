@@ -42,8 +42,6 @@ extern "C" {
     #[wasm_bindgen(method)]
     fn get(this: &FetchHeaders, name: &str) -> Option<String>;
 
-    type AbortSignal;
-
     type AbortController;
     #[wasm_bindgen(constructor, catch)]
     fn new() -> Result<AbortController, JsValue>;
@@ -56,20 +54,31 @@ extern "C" {
 /// The host's `fetch`, with an abort timer for the request timeout and `setTimeout` for backoff.
 #[derive(Debug, Clone, Default)]
 pub struct FetchClient {
-    signal: Option<JsValue>,
+    /// `AbortSignal`s that stop its requests (the provider's own, a call's).
+    signals: Vec<JsValue>,
 }
 
 impl FetchClient {
     /// A client whose requests also stop when `signal` (an `AbortSignal`) aborts.
     pub fn with_signal(signal: JsValue) -> Self {
-        FetchClient { signal: Some(signal) }
+        FetchClient { signals: vec![signal] }
+    }
+
+    /// The same client, whose requests also stop when `signal` aborts.
+    #[must_use]
+    pub fn also_stopped_by(mut self, signal: JsValue) -> Self {
+        self.signals.push(signal);
+        self
+    }
+
+    /// True once one of its signals aborted.
+    fn stopped(&self) -> bool {
+        self.signals.iter().any(is_aborted)
     }
 }
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(static_method_of = AbortSignal, js_name = any, catch)]
-    fn any_of(signals: &js_sys::Array) -> Result<AbortSignal, JsValue>;
+fn is_aborted(signal: &JsValue) -> bool {
+    Reflect::get(signal, &"aborted".into()).ok().and_then(|a| a.as_bool()) == Some(true)
 }
 
 fn message(e: &JsValue) -> String {
@@ -79,16 +88,15 @@ fn message(e: &JsValue) -> String {
     )
 }
 
-/// Why a request failed, naming the host: its timeout (`timeoutMs`), its signal, or `cause` (what `fetch` or
-/// the body's stream said).
-fn failure(request: &HttpRequest, timer: Option<&AbortTimer>, signal: Option<&JsValue>, cause: &str) -> String {
+/// Why a request of `client` failed, naming the host: its signal, its timeout (`timeoutMs`), or `cause` (what
+/// `fetch` or the body's stream said).
+fn failure(request: &HttpRequest, timer: Option<&AbortTimer>, client: &FetchClient, cause: &str) -> String {
     let host = super::host_of(&request.url);
-    let aborted = |s: &JsValue| Reflect::get(s, &"aborted".into()).ok().and_then(|a| a.as_bool()) == Some(true);
-    if timer.is_some_and(|t| aborted(&t.signal)) {
-        return format!("{host}: timed out after {} ms (timeoutMs)", request.timeout.as_millis());
-    }
-    if signal.is_some_and(aborted) {
+    if client.stopped() {
         return format!("{host}: aborted by its signal");
+    }
+    if timer.is_some_and(|t| is_aborted(&t.signal)) {
+        return format!("{host}: timed out after {} ms (timeoutMs)", request.timeout.as_millis());
     }
     format!("{host}: {cause}")
 }
@@ -97,7 +105,7 @@ impl HttpClient for FetchClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
         async move {
             let (response, timer) = self.fetch(&request).await?;
-            let failed = |e: JsValue| failure(&request, timer.as_ref(), self.signal.as_ref(), &message(&e));
+            let failed = |e: JsValue| failure(&request, timer.as_ref(), self, &message(&e));
             let body = JsFuture::from(response.text().map_err(failed)?).await.map_err(failed)?;
             Ok(HttpResponse::new(
                 response.status(),
@@ -114,7 +122,7 @@ impl HttpClient for FetchClient {
     ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
         async move {
             let (response, timer) = self.fetch(&request).await?;
-            let failed = |e: JsValue| failure(&request, timer.as_ref(), self.signal.as_ref(), &message(&e));
+            let failed = |e: JsValue| failure(&request, timer.as_ref(), self, &message(&e));
             let status = response.status();
             let retry_after = response.headers().get("retry-after");
             let stream = match response.body() {
@@ -130,15 +138,13 @@ impl HttpClient for FetchClient {
             };
             read_stream(&stream, body)
                 .await
-                .map_err(|broken| failure(&request, timer.as_ref(), self.signal.as_ref(), &broken))?;
+                .map_err(|broken| failure(&request, timer.as_ref(), self, &broken))?;
             Ok(HttpResponse::new(status, retry_after, String::new()))
         }
     }
 
     fn aborted(&self) -> bool {
-        self.signal
-            .as_ref()
-            .is_some_and(|s| Reflect::get(s, &"aborted".into()).ok().and_then(|a| a.as_bool()) == Some(true))
+        self.stopped()
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
@@ -191,22 +197,40 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// The timer that aborts a request after its timeout, cleared when the request is over (dropped). Not
-/// `AbortSignal.timeout`: its timer (and the signal) would stay alive for the whole timeout after every
-/// request, ~0.9 KB each, which a busy isolate notices.
+/// The one signal of a request: aborted after its timeout or when one of the client's signals aborts; its
+/// timer cleared and its listeners removed when the request is over (dropped). Not `AbortSignal.timeout`: its
+/// timer (and the signal) would stay alive for the whole timeout after every request, ~0.9 KB each; not
+/// `AbortSignal.any`: its sources keep weak references to what depends on them, which a host that never
+/// returns to its event loop between requests (a tight `await` loop) does not let go.
 struct AbortTimer {
     signal: JsValue,
     id: JsValue,
+    /// `(signal, listener)` added to the client's signals, removed on drop.
+    listening: Vec<(JsValue, js_sys::Function)>,
 }
 
 impl AbortTimer {
-    fn start(ms: f64) -> Option<Self> {
+    fn start(ms: f64, signals: &[JsValue]) -> Option<Self> {
         let controller = AbortController::new().ok()?;
         let abort: js_sys::Function = Reflect::get(&controller, &"abort".into()).ok()?.dyn_into().ok()?;
-        let id = set_timeout(&abort.bind0(&controller), ms);
+        let abort = abort.bind0(&controller);
+        let id = set_timeout(&abort, ms);
+        let mut listening = Vec::new();
+        for signal in signals {
+            if is_aborted(signal) {
+                let _ = abort.call0(&JsValue::UNDEFINED);
+            } else if let Some(add) = Reflect::get(signal, &"addEventListener".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            {
+                let _ = add.call2(signal, &"abort".into(), &abort);
+                listening.push((signal.clone(), abort.clone()));
+            }
+        }
         Some(AbortTimer {
             signal: controller.signal(),
             id,
+            listening,
         })
     }
 }
@@ -214,6 +238,14 @@ impl AbortTimer {
 impl Drop for AbortTimer {
     fn drop(&mut self) {
         clear_timeout(&self.id);
+        for (signal, listener) in &self.listening {
+            if let Some(remove) = Reflect::get(signal, &"removeEventListener".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            {
+                let _ = remove.call2(signal, &"abort".into(), listener);
+            }
+        }
     }
 }
 
@@ -230,19 +262,12 @@ impl FetchClient {
             let _ = Reflect::set(&init, &"method".into(), &"POST".into());
             let _ = Reflect::set(&init, &"headers".into(), &headers);
             let _ = Reflect::set(&init, &"body".into(), &request.body.as_str().into());
-            let timer = AbortTimer::start(request.timeout.as_millis() as f64);
-            let timeout = timer.as_ref().map(|t| t.signal.clone());
-            let signal = match (timeout, &self.signal) {
-                (Some(t), Some(s)) => AbortSignal::any_of(&js_sys::Array::of2(&t, s))
-                    .ok()
-                    .map(JsValue::from)
-                    .or(Some(s.clone())),
-                (t, s) => t.or_else(|| s.clone()),
-            };
+            let timer = AbortTimer::start(request.timeout.as_millis() as f64, &self.signals);
+            let signal = timer.as_ref().map(|t| t.signal.clone());
             if let Some(signal) = signal {
                 let _ = Reflect::set(&init, &"signal".into(), &signal);
             }
-            let failed = |e: JsValue| failure(request, timer.as_ref(), self.signal.as_ref(), &message(&e));
+            let failed = |e: JsValue| failure(request, timer.as_ref(), self, &message(&e));
             let response: FetchResponse = JsFuture::from(global_fetch(&request.url, &init).map_err(failed)?)
                 .await
                 .map_err(failed)?

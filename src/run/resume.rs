@@ -325,6 +325,25 @@ pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>) -> String {
 }
 
 /// One decision per pending interrupt, in interrupt order.
+/// The error of a resume without an answer for a run that waits for one (`pending`).
+fn no_answer(pending: &[Interrupt]) -> AgentError {
+    let problem = match pending {
+        [only] if only.kind == InterruptKind::Question => format!(
+            "no answer given, but the run waits for an answer to {:?}: resume(checkpoint, answer) (\"\" is an answer too)",
+            only.prompt()
+        ),
+        _ => format!(
+            "no answer given, but the run waits for approval of {}: resume with {{ decisions }} (approve or deny each)",
+            pending
+                .iter()
+                .map(|i| format!("{:?}", i.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    decision_error(pending.first().map(|i| i.id.as_str()), problem)
+}
+
 pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Vec<Decision>, AgentError> {
     let input = input.read(pending)?;
     let ids = || {
@@ -361,19 +380,7 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
             Ok(list)
         }
         Resume::Json(_) => Err(decision_error(None, "decisions were not read")),
-        Resume::Nothing => Err(decision_error(
-            pending.first().map(|i| i.id.as_str()),
-            match pending {
-                [only] if only.kind == InterruptKind::Question => format!(
-                    "no answer given, but the run waits for an answer to {:?}: resume(checkpoint, answer) (\"\" is an answer too)",
-                    only.prompt()
-                ),
-                _ => format!(
-                    "no answer given, but the run waits for approval of {}: resume with {{ decisions }} (approve or deny each)",
-                    ids()
-                ),
-            },
-        )),
+        Resume::Nothing => Err(no_answer(pending)),
         Resume::DecisionsById(mut list) => {
             for (id, _) in &list {
                 if !pending.iter().any(|i| &i.id == id) {

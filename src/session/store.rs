@@ -1045,15 +1045,8 @@ impl<'a> Writer<'a> {
                 return Err(saver_error(e, Some(cp)));
             }
         }
-        if claim && self.loaded > 0 && !self.parent_still_there().await? {
-            // The session ended while this call loaded it — another call answered it and it completed, or it
-            // was deleted: what was loaded is gone; back out. To the caller it is the race it lost (as when the
-            // other call still runs), not a session that never was.
-            let _ = saver.delete_dyn(&key).await;
-            return Err(AgentError::SessionBusy {
-                id: id.to_owned(),
-                question: "another call ended this session while this one loaded it (it answered it and the run completed, or deleted it)".to_owned(),
-            });
+        if claim {
+            self.back_out_if_ended(&key).await?;
         }
         self.wrote(cp, seq, bytes, d.is_some(), next_base, info.sig.map(|s| s.mac));
         self.last_summary = Some(summary);
@@ -1117,6 +1110,22 @@ impl<'a> Writer<'a> {
         if !self.log.saver.stores_records_dyn() {
             self.last_whole = Some(cp.clone());
         }
+    }
+
+    /// After a call's first write (its claim, at `key`): when the session ended while this call loaded it —
+    /// another call answered it and it completed, or it was deleted — what was loaded is gone: the record is
+    /// taken back. To the caller it is the race it lost (as when the other call still runs), not a session
+    /// that never was.
+    async fn back_out_if_ended(&self, key: &str) -> Result<(), AgentError> {
+        if self.loaded == 0 || self.parent_still_there().await? {
+            return Ok(());
+        }
+        let _ = self.log.saver.delete_dyn(key).await;
+        Err(AgentError::SessionBusy {
+            id: self.log.id.to_owned(),
+            question: "another call ended this session while this one loaded it (it answered it and the run completed, or deleted it)"
+                .to_owned(),
+        })
     }
 
     /// After a first write: the record it continues from is still stored (a deletion removes records

@@ -223,7 +223,8 @@ const isSignal = (s) => s !== null && typeof s === 'object' && typeof s.addEvent
 
 /**
  * `{ promise, cancel }`: `promise` resolves when `signal` aborts (at once if it has); `cancel()` stops
- * listening. `undefined` for something that is not an AbortSignal (it is then only polled between steps).
+ * listening and resolves it too — a promise Rust awaits must settle, or what awaits it is never freed.
+ * `undefined` for something that is not an AbortSignal (it is then only polled between steps).
  */
 export function onAbort(signal) {
   if (!isSignal(signal)) return undefined;
@@ -232,16 +233,9 @@ export function onAbort(signal) {
     if (signal.aborted) return resolve();
     const listener = () => resolve();
     signal.addEventListener('abort', listener, { once: true });
-    cancel = () => signal.removeEventListener('abort', listener);
+    cancel = () => { signal.removeEventListener('abort', listener); resolve(); };
   });
   return { promise, cancel };
-}
-
-/** One signal that aborts when either does (`undefined` when neither is an AbortSignal). */
-export function eitherSignal(a, b) {
-  const signals = [a, b].filter(isSignal);
-  if (signals.length < 2) return signals[0];
-  return typeof AbortSignal.any === 'function' ? AbortSignal.any(signals) : signals[0];
 }
 
 /** The messages of a checkpoint's JSON text, parsed here (`undefined` when there is no such array). */

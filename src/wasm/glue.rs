@@ -69,9 +69,6 @@ extern "C" {
     /// `{ promise, cancel }`: resolves when `signal` aborts; `undefined` when it is not an AbortSignal.
     #[wasm_bindgen(js_name = onAbort)]
     pub(super) fn on_abort(signal: &JsValue) -> JsValue;
-    /// One signal aborted by either (`undefined` when neither is an AbortSignal).
-    #[wasm_bindgen(js_name = eitherSignal)]
-    pub(super) fn either_signal(a: &JsValue, b: &JsValue) -> JsValue;
     /// The `messages` array of a checkpoint's JSON text, parsed by JS; `undefined` if it has none.
     #[wasm_bindgen(js_name = messagesOf)]
     pub(super) fn messages_of(text: &js_sys::JsString) -> JsValue;

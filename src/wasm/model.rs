@@ -220,10 +220,12 @@ pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<
             &string_of(&get(spec, "options")).unwrap_or_default(),
         ))
     };
-    let signal = super::glue::either_signal(&get(spec, "signal"), call_signal.unwrap_or(&JsValue::UNDEFINED));
-    let client = || match Some(signal.clone()).filter(JsValue::is_object) {
-        Some(signal) => FetchClient::with_signal(signal),
-        None => FetchClient::default(),
+    // The provider's own signal and the call's both stop its requests.
+    let client = || {
+        [get(spec, "signal"), call_signal.cloned().unwrap_or(JsValue::UNDEFINED)]
+            .into_iter()
+            .filter(JsValue::is_object)
+            .fold(FetchClient::default(), FetchClient::also_stopped_by)
     };
     let model: Box<dyn DynModel> = match kind.as_deref() {
         Some("anthropic") => Box::new(

@@ -174,6 +174,13 @@ export const SHAPES = {
     const r = await agent(cfg).resume(pausedText, 'May', { signal: lifetime.signal });
     expect(r.text === 'due May', 'completed');
   },
+  // A signal per request (a Worker's request.signal): the call listens to it while its model works, and the
+  // wait must be freed when the call ends without an abort (a promise awaited from Rust has to settle).
+  'signal-per-request': async () => {
+    const c = new AbortController();
+    const r = await agent({ model: async () => ({ content: [{ type: 'text', text: 'Hello there.' }] }) }).prompt('hi', { signal: c.signal });
+    expect(r.text === 'Hello there.', 'completed');
+  },
   'model-throws': async () => {
     const e = await agent({ model: async () => { throw new Error('overloaded'); } }).prompt('go').catch((x) => x);
     expect(e.name === 'ModelError' && e.checkpoint, 'ModelError with checkpoint');
