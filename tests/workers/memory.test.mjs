@@ -37,10 +37,16 @@ test(`the JS example Worker: wasm memory is flat over ${REQUESTS} requests to on
     await run(0, 200); // warm-up
     const before = (await w.get('/__test/memory')).body.wasmBytes;
     const t0 = performance.now();
-    await run(200, REQUESTS / 2);
+    await run(200, REQUESTS / 4);
+    const middle = (await w.get('/__test/memory')).body.wasmBytes;
+    await run(200 + REQUESTS / 4, REQUESTS / 4);
     const after = (await w.get('/__test/memory')).body.wasmBytes;
-    process.stdout.write(`# ${REQUESTS} requests in ${((performance.now() - t0) / 1000).toFixed(1)} s; wasm memory ${before} -> ${after} bytes\n`);
-    assert.equal(after, before, 'wasm memory grew');
+    process.stdout.write(`# ${REQUESTS} requests in ${((performance.now() - t0) / 1000).toFixed(1)} s; wasm memory ${before} -> ${middle} -> ${after} bytes\n`);
+    // Wasm memory grows by whole 64 KiB pages and never shrinks: on a loaded machine the four lanes and the
+    // background settles can overlap more than in the warm-up and raise the high-water mark by a page, once
+    // (seen in 1 run of 4 under `make test`). A leak of 33 bytes per request or more grows it by two pages or
+    // more over these 4,000 requests; smaller ones are the Node leak tests' (at most 20 bytes per request).
+    assert.ok(after - before <= 65536, `wasm memory grew by ${after - before} bytes`);
   } finally {
     await w.stop();
     rmSync(dir, { recursive: true, force: true });
