@@ -365,7 +365,24 @@ interface ProviderOptions {
   timeoutMs?: number;
   /** Aborts every request when it aborts. */
   signal?: AbortSignal;
+  /**
+   * Whether the model must call a tool, sent when the request has tools (default: the API's, `'auto'`).
+   * With `'required'` a run ends only through structured output's answer tool, an interrupt or
+   * `maxIterations`: a model that must call a tool never answers in text. `{ name }` must be one of the
+   * agent's tools. Anthropic with `thinking` takes only `'auto'` and `'none'`.
+   */
+  toolChoice?: ToolChoice;
+  /**
+   * Other request body fields, sent as they are with every request: `{ temperature: 0.2 }`,
+   * `{ parallel_tool_calls: false }`, `{ top_k: 40 }`, a server's own options. A field the provider writes
+   * itself (`model`, `messages`, `tools`, `tool_choice`, `stream`, `max_tokens`, …) is refused: set it with
+   * its option.
+   */
+  extraBody?: Record<string, unknown>;
 }
+
+/** Whether the model must call a tool: `'required'` any tool, `{ name }` that one, `'none'` none. */
+export type ToolChoice = 'auto' | 'required' | 'none' | { name: string };
 
 /** The Anthropic Messages API over fetch. The key stays inside the model: never in a checkpoint or an error. */
 export function anthropic(options: ProviderOptions & {
@@ -872,6 +889,11 @@ export class ModelError extends AgentError {
   readonly stopReason?: StopReason;
   /** With `stopReason`: the text the model wrote before it stopped (a refusal's explanation). */
   readonly text?: string;
+  /**
+   * With `stopReason`: the tokens that call spent, when the provider said. They are also in
+   * `checkpoint.usage`: a run's usage counts every call made, kept answers or not.
+   */
+  readonly usage?: Usage;
   /** What the model function threw, if it threw. */
   readonly cause?: unknown;
 }

@@ -509,13 +509,16 @@ pub enum ModelError {
         problem: String,
     },
     /// The model stopped without an answer to keep: cut at its output token limit, a refusal, or a content
-    /// filter. Nothing of the answer was recorded (a cut tool call never runs); the run is as before the call.
+    /// filter. Nothing of the answer was recorded (a cut tool call never runs); the run is as before the call
+    /// but for its usage, which counts the tokens this call spent (they were billed).
     #[error("{}", stopped_message(reason, text))]
     Stopped {
         /// Why it stopped.
         reason: StopReason,
         /// The text it wrote before stopping (for a refusal, its explanation).
         text: String,
+        /// What this call spent, when the provider said.
+        usage: Option<Usage>,
     },
     /// The request was stopped by its abort signal (the provider's own, or the call's): not retried, and the
     /// run ends in [`AgentError::Aborted`](crate::AgentError::Aborted) with its checkpoint from before the

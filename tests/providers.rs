@@ -186,12 +186,20 @@ async fn both_providers_natively_through_every_scenario() {
         // checkpoint with "" asks the model again.
         let err = agent().prompt("scenario:cut").await.unwrap_err();
         let AgentError::Model {
-            source: ModelError::Stopped { reason, text },
+            source: ModelError::Stopped { reason, text, usage },
             checkpoint,
         } = err
         else {
             panic!("{provider}: expected a stopped model error, got {err:?}")
         };
+        // The cut call's tokens were spent: on the error, and in the run's usage.
+        let counted = usage.map(|u| (u.input_tokens, u.output_tokens));
+        assert_eq!(counted, Some((100, 10)), "{provider}");
+        assert_eq!(
+            (checkpoint.usage.input_tokens, checkpoint.usage.output_tokens),
+            (100, 10),
+            "{provider}"
+        );
         assert_eq!(
             (reason, text.as_str()),
             (StopReason::MaxTokens, "Let me look"),
@@ -211,6 +219,11 @@ async fn both_providers_natively_through_every_scenario() {
             .unwrap();
         assert_eq!(again.text, "Complete answer.");
         assert_eq!(again.checkpoint.messages.len(), 2);
+        assert_eq!(
+            (again.usage().input_tokens, again.usage().output_tokens),
+            (200, 20),
+            "{provider}: both calls counted"
+        );
 
         for (scenario, want, want_text) in [
             ("refusal", StopReason::Refusal, "I cannot help with that."),
@@ -226,7 +239,7 @@ async fn both_providers_natively_through_every_scenario() {
         ] {
             let err = agent().prompt(&format!("scenario:{scenario}")).await.unwrap_err();
             let AgentError::Model {
-                source: ModelError::Stopped { reason, text },
+                source: ModelError::Stopped { reason, text, .. },
                 ..
             } = &err
             else {

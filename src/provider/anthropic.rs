@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::sse::SseEvent;
-use super::{HttpRequest, StreamedBody, WireFormat, join_url};
+use super::{HttpRequest, StreamedBody, ToolChoice, WireFormat, join_url};
 use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
 use crate::model::ModelError;
 use crate::model::{Delta, DeltaSink, ModelRequest, ModelResponse, StopReason};
@@ -33,6 +33,12 @@ pub struct Anthropic {
     /// Extended thinking with this token budget (`thinking: { type: "enabled", budget_tokens }`; at least
     /// 1024 and below `max_tokens`). Its `thinking` blocks are kept and sent back as the API requires.
     pub thinking_budget: Option<u32>,
+    /// Whether the model must call a tool (`tool_choice`), sent when the request has tools. With thinking, only
+    /// `Auto` and `None` (the API refuses a forced call).
+    pub tool_choice: Option<ToolChoice>,
+    /// Other body fields sent with every request (`temperature`, `metadata`, …); a field this format writes
+    /// itself is not overridden.
+    pub extra_body: Map<String, Value>,
 }
 
 /// Shows the settings without the API key (and without header values, which may be credentials).
@@ -43,6 +49,8 @@ impl std::fmt::Debug for Anthropic {
             .field("base_url", &self.base_url)
             .field("max_tokens", &self.max_tokens)
             .field("headers", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("thinking_budget", &self.thinking_budget)
+            .field("tool_choice", &self.tool_choice)
             .finish_non_exhaustive()
     }
 }
@@ -59,14 +67,24 @@ impl Anthropic {
             browser_access: false,
             timeout: Duration::from_secs(120),
             thinking_budget: None,
+            tool_choice: None,
+            extra_body: Map::new(),
         }
     }
 
-    /// Checks what the API would refuse: a thinking budget under 1024 tokens or not below `max_tokens`.
+    /// Checks what the API would refuse: a thinking budget under 1024 tokens or not below `max_tokens`, a
+    /// forced tool call with thinking.
     ///
     /// # Errors
     /// The setting and its problem, e.g. `thinking.budgetTokens: must be below maxTokens (4096)`.
     pub fn check(&self) -> Result<(), String> {
+        let forced = matches!(self.tool_choice, Some(ToolChoice::Required | ToolChoice::Tool(_)));
+        if forced && self.thinking_budget.is_some() {
+            return Err(
+                "toolChoice: with thinking only 'auto' or 'none' (the API refuses a forced tool call with extended thinking)"
+                    .to_owned(),
+            );
+        }
         match self.thinking_budget {
             Some(b) if b < 1024 => Err(format!("thinking.budgetTokens: at least 1024, got {b}")),
             Some(b) if b >= self.max_tokens => Err(format!(
@@ -111,7 +129,17 @@ impl Anthropic {
                 .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
                 .collect();
             body.insert("tools".into(), tools.into());
+            if let Some(choice) = &self.tool_choice {
+                let choice = match choice {
+                    ToolChoice::Auto => json!({"type": "auto"}),
+                    ToolChoice::Required => json!({"type": "any"}),
+                    ToolChoice::None => json!({"type": "none"}),
+                    ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+                };
+                body.insert("tool_choice".into(), choice);
+            }
         }
+        super::add_extra(&mut body, &self.extra_body);
         let mut headers = vec![
             ("content-type".to_owned(), "application/json".to_owned()),
             ("x-api-key".to_owned(), self.api_key.clone()),
@@ -169,6 +197,10 @@ impl WireFormat for Anthropic {
 
     fn check(&self) -> Result<(), String> {
         Anthropic::check(self)
+    }
+
+    fn check_request(&self, request: &ModelRequest<'_>) -> Result<(), String> {
+        self.tool_choice.as_ref().map_or(Ok(()), |c| c.check(request.tools))
     }
 
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {
@@ -376,7 +408,8 @@ fn block_stop(stream: &mut StreamedBody, index: usize) {
     }
 }
 
-/// `message_delta`: the stop reason and the output tokens.
+/// `message_delta`: the stop reason and the token counts it gives (a count that is `null` is not given: the one
+/// from `message_start` stands).
 fn message_delta(stream: &mut StreamedBody, data: &Value) {
     let Some(body) = stream.body.as_object_mut() else {
         return;
@@ -387,7 +420,7 @@ fn message_delta(stream: &mut StreamedBody, data: &Value) {
     if let Some(usage) = data.get("usage").and_then(Value::as_object) {
         let total = body.entry("usage").or_insert_with(|| json!({}));
         if let Some(total) = total.as_object_mut() {
-            for (k, v) in usage {
+            for (k, v) in usage.iter().filter(|(_, v)| !v.is_null()) {
                 total.insert(k.clone(), v.clone());
             }
         }
@@ -419,5 +452,42 @@ fn append(block: &mut Value, key: &str, piece: &str) {
         .map(|b| b.entry(key).or_insert_with(|| Value::String(String::new())))
     {
         s.push_str(piece);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Delta;
+
+    struct Nothing;
+    impl DeltaSink for Nothing {
+        fn delta(&mut self, _: Delta<'_>) {}
+    }
+
+    fn event(data: Value) -> SseEvent {
+        SseEvent {
+            event: data.get("type").and_then(Value::as_str).map(str::to_owned),
+            data: data.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_null_count_in_message_delta_leaves_message_starts_count() {
+        let wire = Anthropic::new("k", "m");
+        let mut stream = StreamedBody::default();
+        for data in [
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 120, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                   "usage": {"input_tokens": null, "cache_read_input_tokens": null, "output_tokens": 7}}),
+            json!({"type": "message_stop"}),
+        ] {
+            wire.stream_event(&mut stream, &event(data), &mut Nothing).unwrap();
+        }
+        let usage = wire.response(&stream.body).unwrap().usage.unwrap();
+        assert_eq!((usage.input_tokens, usage.output_tokens), (120, 7));
     }
 }

@@ -14,6 +14,8 @@ pub mod anthropic;
 pub mod openai;
 mod options;
 pub use options::Configured;
+
+use crate::model::ToolDefinition;
 pub mod sse;
 
 use crate::model::{Delta, DeltaSink};
@@ -32,6 +34,56 @@ pub use fetch::FetchClient;
 pub use native::ReqwestClient;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
 pub use workers_ai::WorkersAi;
+
+/// Whether the model must call a tool (`toolChoice` in the npm package), mapped to each wire format. Sent only
+/// when the request has tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (every API's default).
+    Auto,
+    /// The model must call some tool. A run then ends only through structured output's answer tool, an
+    /// interrupt or its iteration limit: a model that must call a tool never answers in text.
+    Required,
+    /// The model may not call tools this time.
+    None,
+    /// The model must call the tool of this name.
+    Tool(String),
+}
+
+impl ToolChoice {
+    /// Checks the choice against the request's tools: a named tool must be one of them, and a forced call
+    /// needs tools.
+    ///
+    /// # Errors
+    /// `toolChoice: …`, saying what is wrong.
+    pub fn check(&self, tools: &[ToolDefinition]) -> Result<(), String> {
+        match self {
+            ToolChoice::Tool(name) if !tools.iter().any(|t| &t.name == name) => {
+                let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                Err(format!(
+                    "toolChoice: no tool named {name:?} in the request (tools: {})",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            }
+            ToolChoice::Required if tools.is_empty() => {
+                Err("toolChoice: 'required' but the request has no tools".to_owned())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Adds `extra` body fields to `body`, where the format did not write the field itself.
+pub(crate) fn add_extra(body: &mut serde_json::Map<String, Value>, extra: &serde_json::Map<String, Value>) {
+    for (k, v) in extra {
+        body.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+}
 
 /// One HTTP request: always a JSON POST.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +199,15 @@ pub trait WireFormat: MaybeSend + MaybeSync {
     /// # Errors
     /// What is wrong, as `<setting>: <problem>`.
     fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Checks what this request asks of the settings (a `toolChoice` naming a tool the request does not have).
+    ///
+    /// # Errors
+    /// What is wrong, as `<setting>: <problem>`.
+    fn check_request(&self, request: &ModelRequest<'_>) -> Result<(), String> {
+        let _ = request;
         Ok(())
     }
 
@@ -351,8 +412,9 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         let http = self.wire.request(&request);
+        let checked = self.wire.check_request(&request);
         async move {
-            self.settings()?;
+            self.settings(checked)?;
             let mut attempt = 0;
             loop {
                 let (error, retry_after) = match self.client.send(http.clone()).await {
@@ -384,11 +446,12 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
         sink: &'a mut dyn DeltaSink,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         let http = self.wire.stream_request(&request);
+        let checked = self.wire.check_request(&request);
         async move {
             let Some(http) = http else {
                 return self.complete(request).await;
             };
-            self.settings()?;
+            self.settings(checked)?;
             let mut attempt = 0;
             let mut shown = false;
             loop {
@@ -435,9 +498,10 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
 }
 
 impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
-    /// Refuses settings the API would refuse, before anything is sent.
-    fn settings(&self) -> Result<(), ModelError> {
-        self.wire.check().map_err(|problem| ModelError::Settings {
+    /// Refuses settings the API would refuse (`request`: what the request's own check found), before anything
+    /// is sent.
+    fn settings(&self, request: Result<(), String>) -> Result<(), ModelError> {
+        self.wire.check().and(request).map_err(|problem| ModelError::Settings {
             provider: self.wire.name().to_owned(),
             problem,
         })

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::sse::SseEvent;
-use super::{HttpRequest, StreamedBody, WireFormat, join_url};
+use super::{HttpRequest, StreamedBody, ToolChoice, WireFormat, join_url};
 use crate::message::{Content, ContentBlock, Role, ToolUse, Usage};
 use crate::model::ModelError;
 use crate::model::{Delta, DeltaSink, ModelRequest, ModelResponse, StopReason};
@@ -26,6 +26,11 @@ pub struct OpenAi {
     pub headers: Vec<(String, String)>,
     /// Per-request timeout (default 120 s).
     pub timeout: Duration,
+    /// Whether the model must call a tool (`tool_choice`), sent when the request has tools.
+    pub tool_choice: Option<ToolChoice>,
+    /// Other body fields sent with every request (`temperature`, `parallel_tool_calls`, …); a field this format
+    /// writes itself is not overridden.
+    pub extra_body: Map<String, Value>,
 }
 
 /// Shows the settings without the API key (and without header values, which may be credentials).
@@ -36,6 +41,7 @@ impl std::fmt::Debug for OpenAi {
             .field("base_url", &self.base_url)
             .field("max_tokens", &self.max_tokens)
             .field("headers", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("tool_choice", &self.tool_choice)
             .finish_non_exhaustive()
     }
 }
@@ -50,7 +56,19 @@ impl OpenAi {
             max_tokens: None,
             headers: Vec::new(),
             timeout: Duration::from_secs(120),
+            tool_choice: None,
+            extra_body: Map::new(),
         }
+    }
+}
+
+/// `tool_choice` of Chat Completions (and Workers AI's OpenAI-style models).
+pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::None => "none".into(),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
     }
 }
 
@@ -130,7 +148,9 @@ fn assistant(blocks: &[ContentBlock]) -> Value {
             _ => None,
         })
         .collect();
-    let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { text.into() }});
+    // A turn of only tool calls has `""` as its content: OpenAI's schema allows a string or null there, and
+    // some servers (llama-cpp-python) answer `null` with an HTTP 500.
+    let mut m = json!({"role": "assistant", "content": text});
     if let (false, Some(o)) = (calls.is_empty(), m.as_object_mut()) {
         o.insert("tool_calls".into(), calls.into());
     }
@@ -238,6 +258,10 @@ impl WireFormat for OpenAi {
         chat_response(body)
     }
 
+    fn check_request(&self, request: &ModelRequest<'_>) -> Result<(), String> {
+        self.tool_choice.as_ref().map_or(Ok(()), |c| c.check(request.tools))
+    }
+
     fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {
         let fields = [
             ("stream", Value::Bool(true)),
@@ -265,6 +289,10 @@ impl OpenAi {
         if let Some(max) = self.max_tokens {
             body.insert("max_tokens".into(), max.into());
         }
+        if let (Some(choice), false) = (&self.tool_choice, request.tools.is_empty()) {
+            body.insert("tool_choice".into(), chat_tool_choice(choice));
+        }
+        super::add_extra(&mut body, &self.extra_body);
         let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
         if !self.api_key.is_empty() {
             headers.push(("authorization".into(), format!("Bearer {}", self.api_key)));

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::anthropic::Anthropic;
 use super::openai::OpenAi;
-use super::{HttpClient, HttpModel, Retry, WireFormat};
+use super::{HttpClient, HttpModel, Retry, ToolChoice, WireFormat};
 use crate::error::AgentError;
 use crate::options::Options;
 
@@ -23,6 +23,8 @@ const ANTHROPIC_KEYS: &[&str] = &[
     "maxRetries",
     "timeoutMs",
     "signal",
+    "toolChoice",
+    "extraBody",
 ];
 const OPENAI_KEYS: &[&str] = &[
     "apiKey",
@@ -33,6 +35,8 @@ const OPENAI_KEYS: &[&str] = &[
     "maxRetries",
     "timeoutMs",
     "signal",
+    "toolChoice",
+    "extraBody",
 ];
 /// Other SDKs' names for the same options.
 const HINTS: &[(&str, &str)] = &[
@@ -46,6 +50,32 @@ const HINTS: &[(&str, &str)] = &[
     ("timeout", "timeoutMs"),
     ("retries", "maxRetries"),
     ("abortSignal", "signal"),
+    ("tool_choice", "toolChoice"),
+    ("extra_body", "extraBody"),
+    ("body", "extraBody"),
+    ("providerOptions", "extraBody"),
+];
+
+/// The body fields Anthropic's format writes itself, and the option (or config) that sets each.
+const ANTHROPIC_WRITES: &[(&str, &str)] = &[
+    ("model", "model"),
+    ("max_tokens", "maxTokens"),
+    ("system", "the agent's instructions"),
+    ("messages", "the run"),
+    ("tools", "the agent's tools"),
+    ("tool_choice", "toolChoice"),
+    ("thinking", "thinking"),
+    ("stream", "the run (it streams when watched)"),
+];
+/// The body fields Chat Completions' format writes itself.
+const OPENAI_WRITES: &[(&str, &str)] = &[
+    ("model", "model"),
+    ("max_tokens", "maxTokens"),
+    ("messages", "the run"),
+    ("tools", "the agent's tools"),
+    ("tool_choice", "toolChoice"),
+    ("stream", "the run (it streams when watched)"),
+    ("stream_options", "the run (it streams when watched)"),
 ];
 
 /// A wire format's settings read from options, with its retry policy and API key: a model once given a client.
@@ -75,9 +105,69 @@ struct Common {
     headers: Vec<(String, String)>,
     retry: Retry,
     timeout: Option<Duration>,
+    tool_choice: Option<ToolChoice>,
+    extra_body: serde_json::Map<String, Value>,
 }
 
-fn common(o: &mut Options, what: &str, key_required: bool) -> Result<Common, String> {
+/// `toolChoice`: `'auto' | 'required' | 'none' | { name }`.
+fn tool_choice(o: &mut Options) -> Result<Option<ToolChoice>, String> {
+    let at = o.at("toolChoice");
+    let Some(v) = o.take("toolChoice") else {
+        return Ok(None);
+    };
+    let choice = match &v {
+        Value::String(s) => match s.as_str() {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            "any" => return Err(format!("{at}: 'any' is written 'required' here")),
+            _ => {
+                return Err(format!(
+                    "{at}: expected 'auto', 'required', 'none' or {{ name }}, got {}",
+                    crate::options::describe(&v)
+                ));
+            }
+        },
+        Value::Object(_) => {
+            let mut t = Options::new(
+                v,
+                &at,
+                &["name"],
+                &[("toolName", "name"), ("tool", "name"), ("function", "name")],
+            )?;
+            let name = t.string("name")?.filter(|n| !n.is_empty());
+            ToolChoice::Tool(name.ok_or_else(|| format!("{at}.name: the tool's name is required (a string)"))?)
+        }
+        other => {
+            return Err(format!(
+                "{at}: expected 'auto', 'required', 'none' or {{ name }}, got {}",
+                crate::options::describe(other)
+            ));
+        }
+    };
+    Ok(Some(choice))
+}
+
+/// `extraBody`: an object of body fields, none of them one the format writes itself (`writes`, with the option
+/// that sets it).
+fn extra_body(o: &mut Options, writes: &[(&str, &str)]) -> Result<serde_json::Map<String, Value>, String> {
+    let at = o.at("extraBody");
+    match o.take("extraBody") {
+        None => Ok(serde_json::Map::new()),
+        Some(Value::Object(fields)) => {
+            if let Some((k, by)) = writes.iter().find(|(k, _)| fields.contains_key(*k)) {
+                return Err(format!("{at}.{k}: written by the provider itself; set it with {by}"));
+            }
+            Ok(fields)
+        }
+        Some(other) => Err(format!(
+            "{at}: expected an object of request body fields, got {}",
+            crate::options::describe(&other)
+        )),
+    }
+}
+
+fn common(o: &mut Options, what: &str, key_required: bool, writes: &[(&str, &str)]) -> Result<Common, String> {
     let api_key = o.string("apiKey")?;
     if key_required && api_key.as_deref().is_none_or(str::is_empty) {
         return Err(format!("{what}: apiKey is required (a string)"));
@@ -119,6 +209,8 @@ fn common(o: &mut Options, what: &str, key_required: bool) -> Result<Common, Str
         headers,
         retry,
         timeout: o.integer("timeoutMs", 0)?.map(Duration::from_millis),
+        tool_choice: tool_choice(o)?,
+        extra_body: extra_body(o, writes)?,
     })
 }
 
@@ -133,7 +225,7 @@ impl Anthropic {
         let what = "anthropic(options)";
         let read = || -> Result<Configured<Self>, String> {
             let mut o = Options::new(options, what, ANTHROPIC_KEYS, HINTS)?;
-            let c = common(&mut o, what, true)?;
+            let c = common(&mut o, what, true, ANTHROPIC_WRITES)?;
             let api_key = c.api_key.unwrap_or_default();
             let mut wire = Anthropic::new(&api_key, c.model);
             if let Some(url) = c.base_url {
@@ -147,6 +239,8 @@ impl Anthropic {
                 wire.timeout = t;
             }
             wire.browser_access = o.boolean("dangerouslyAllowBrowser")?.unwrap_or(false);
+            wire.tool_choice = c.tool_choice;
+            wire.extra_body = c.extra_body;
             if let Some(t) = o.take("thinking") {
                 let mut t = Options::new(
                     t,
@@ -179,7 +273,7 @@ impl OpenAi {
         let what = "openai(options)";
         let read = || -> Result<Configured<Self>, String> {
             let mut o = Options::new(options, what, OPENAI_KEYS, HINTS)?;
-            let c = common(&mut o, what, false)?;
+            let c = common(&mut o, what, false, OPENAI_WRITES)?;
             let api_key = c.api_key.unwrap_or_default();
             let mut wire = OpenAi::new(&api_key, c.model);
             if let Some(url) = c.base_url {
@@ -187,6 +281,8 @@ impl OpenAi {
             }
             wire.max_tokens = c.max_tokens;
             wire.headers = c.headers;
+            wire.tool_choice = c.tool_choice;
+            wire.extra_body = c.extra_body;
             if let Some(t) = c.timeout {
                 wire.timeout = t;
             }
@@ -238,6 +334,21 @@ mod tests {
         assert!(
             problem(OpenAi::from_options(json!({"model": "m", "maxTokens": 0})))
                 .contains("maxTokens: expected a positive integer")
+        );
+        let c = OpenAi::from_options(json!({"model": "m", "toolChoice": {"name": "lookup"}, "extraBody": {"seed": 1}}));
+        assert!(
+            c.is_ok_and(|c| c.wire.tool_choice == Some(ToolChoice::Tool("lookup".into()))
+                && c.wire.extra_body.get("seed") == Some(&json!(1)))
+        );
+        assert!(
+            problem(OpenAi::from_options(
+                json!({"model": "m", "extraBody": {"stream": true}})
+            ))
+            .contains("extraBody.stream: written by the provider itself")
+        );
+        assert!(
+            problem(OpenAi::from_options(json!({"model": "m", "toolChoice": "always"})))
+                .contains("toolChoice: expected 'auto', 'required', 'none' or { name }, got string \"always\"")
         );
         let c =
             OpenAi::from_options(json!({"model": "m", "maxRetries": 0, "timeoutMs": 300, "signal": "\u{0}function"}));

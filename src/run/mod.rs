@@ -467,18 +467,28 @@ impl<'c> Run<'c> {
             })
     }
 
-    /// Records the model's turn. A response that would make the next request invalid is refused whole.
+    /// Records the model's turn. A response that would make the next request invalid is refused whole. The
+    /// call's usage is counted in every case: the run's usage is what every call made spent.
     ///
     /// # Errors
-    /// [`ModelError::InvalidResponse`] naming the offending block; the run is unchanged.
+    /// [`ModelError::Stopped`] for an answer cut, refused or filtered, [`ModelError::InvalidResponse`] naming the
+    /// offending block; the run is unchanged but for its usage.
     pub fn model_replied(&mut self, mut response: ModelResponse, now: u64) -> Result<(), ModelError> {
+        // Every call's tokens were spent and billed, also those of an answer that is not kept.
+        if let Some(usage) = response.usage {
+            self.state.usage.add(usage);
+        }
         if let Some(reason) = response
             .stop_reason
             .clone()
             .filter(crate::model::StopReason::is_unusable)
         {
             let text = Message::assistant(response.content).text();
-            return Err(ModelError::Stopped { reason, text });
+            return Err(ModelError::Stopped {
+                reason,
+                text,
+                usage: response.usage,
+            });
         }
         // Providers refuse empty text blocks in a history.
         response
@@ -498,9 +508,6 @@ impl<'c> Run<'c> {
             });
         }
         self.state.iterations = self.state.iterations.saturating_add(1);
-        if let Some(usage) = response.usage {
-            self.state.usage.add(usage);
-        }
         self.state.messages.push(message);
         self.touch(now);
         Ok(())

@@ -179,9 +179,17 @@ fn model_fields(source: ModelError, cause: Option<&JsValue>, pairs: &mut Vec<(&'
             pairs.push(("status", status.map_or(JsValue::NULL, JsValue::from)));
             pairs.push(("retryable", retryable.into()));
         }
-        ModelError::Stopped { reason, text } => {
+        ModelError::Stopped { reason, text, usage } => {
             pairs.push(("stopReason", reason.as_str().into()));
             pairs.push(("text", text.into()));
+            if let Some(u) = usage {
+                let count = |n: u64| JsValue::from(n as f64);
+                let usage = [
+                    ("inputTokens", count(u.input_tokens)),
+                    ("outputTokens", count(u.output_tokens)),
+                ];
+                pairs.push(("usage", fields(&usage)));
+            }
         }
         ModelError::Settings { provider, .. } => pairs.push(("provider", provider.into())),
         _ => {

@@ -49,6 +49,50 @@ for (const provider of ['anthropic', 'openai']) {
       assert.equal(r.iterations, 2);
     });
 
+    test('toolChoice and extraBody reach every request in the provider\'s shape; a tool-only turn goes back with content ""', async () => {
+      const extraBody = provider === 'anthropic' ? { temperature: 0.2, top_k: 40 } : { temperature: 0.2, parallel_tool_calls: false };
+      for (const [toolChoice, wire] of [
+        [{ name: 'lookup' }, provider === 'anthropic' ? { type: 'tool', name: 'lookup' } : { type: 'function', function: { name: 'lookup' } }],
+        ['required', provider === 'anthropic' ? { type: 'any' } : 'required'],
+        ['none', provider === 'anthropic' ? { type: 'none' } : 'none'],
+      ]) {
+        const before = requestsFor('choice').filter((q) => q.provider === provider).length;
+        const r = await run('choice', { toolChoice, extraBody });
+        assert.equal(r.text, 'Found {"key":"a","value":"v-a"}.');
+        const sent = requestsFor('choice').filter((q) => q.provider === provider).slice(before);
+        assert.equal(sent.length, 2);
+        for (const q of sent) {
+          assert.deepEqual(q.body.tool_choice, wire, JSON.stringify(toolChoice));
+          for (const [k, v] of Object.entries(extraBody)) assert.equal(q.body[k], v, k);
+        }
+        if (provider === 'openai') {
+          const call = sent[1].body.messages.find((m) => m.tool_calls);
+          assert.equal(call.content, '', 'a tool-only turn: "" (null is refused by llama-cpp-python)');
+        }
+      }
+    });
+
+    test('a toolChoice or extraBody the API would refuse is refused before anything is sent', () => {
+      const make = (extra) => makeAgent(provider, base, API_KEY, extra);
+      assert.throws(() => make({ toolChoice: 'any' }), (e) => e instanceof ConfigError && /toolChoice: 'any' is written 'required' here/.test(e.message));
+      assert.throws(() => make({ toolChoice: { tool: 'lookup' } }), (e) => e instanceof ConfigError && /toolChoice\.tool: unknown option; did you mean "name"\?/.test(e.message));
+      assert.throws(() => make({ extraBody: { messages: [] } }), (e) => e instanceof ConfigError && /extraBody\.messages: written by the provider itself; set it with the run/.test(e.message));
+      assert.throws(() => make({ extraBody: { max_tokens: 5 } }), (e) => e instanceof ConfigError && /extraBody\.max_tokens: .*set it with maxTokens/.test(e.message));
+      assert.throws(() => make({ tool_choice: 'auto' }), (e) => e instanceof ConfigError && /did you mean "toolChoice"\?/.test(e.message));
+      if (provider === 'anthropic') {
+        assert.throws(() => make({ maxTokens: 4096, thinking: { budgetTokens: 1024 }, toolChoice: 'required' }), (e) => e instanceof ConfigError && /with thinking only 'auto' or 'none'/.test(e.message));
+      }
+    });
+
+    test('a toolChoice naming a tool the agent lacks: a ModelError naming it, no request sent', async () => {
+      const before = requestsFor('choice').filter((q) => q.provider === provider).length;
+      const err = await makeAgent(provider, base, API_KEY, { toolChoice: { name: 'serach' } }).prompt('scenario:choice').catch((e) => e);
+      seen.push(err);
+      assert.ok(err instanceof ModelError, String(err));
+      assert.match(err.message, /toolChoice: no tool named "serach" in the request \(tools: lookup, ask_user\)/);
+      assert.equal(requestsFor('choice').filter((q) => q.provider === provider).length, before);
+    });
+
     test('three parallel calls, an interrupt in the middle, resumed in a new process', async () => {
       const paused = await run('parallel');
       assert.ok(isInterrupted(paused));
@@ -97,9 +141,13 @@ for (const provider of ['anthropic', 'openai']) {
       assert.match(err.message, /output token limit \(max_tokens\).*resume the error's checkpoint with ''/);
       assert.deepEqual(err.checkpoint.messages.map((m) => m.role), ['user'], 'the cut answer is not in the history');
       assert.equal(err.checkpoint.iterations, 0);
+      // The cut call's tokens were spent and billed: on the error, and counted in the run's usage.
+      assert.deepEqual(err.usage, { inputTokens: 100, outputTokens: 10 });
+      assert.deepEqual(err.checkpoint.usage, { inputTokens: 100, outputTokens: 10 });
       const r = await a.resume(err.checkpoint, '');
       assert.equal(r.text, 'Complete answer.');
       assert.deepEqual(r.checkpoint.messages.map((m) => m.role), ['user', 'assistant']);
+      assert.deepEqual(r.usage, { inputTokens: 200, outputTokens: 20 }, 'both calls counted');
     });
 
     test('a refusal is a ModelError with stopReason "refusal" and the model\'s explanation', async () => {

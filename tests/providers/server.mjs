@@ -38,6 +38,15 @@ function checkAnthropic(req, body, errors) {
   for (const t of body.tools ?? []) {
     if (!t.name || typeof t.description !== 'string' || t.input_schema?.type !== 'object') fail(errors, w, `bad tool ${JSON.stringify(t)}`);
   }
+  if (body.tool_choice !== undefined) {
+    // Anthropic: { type: auto | any | none | tool (with name) }, only with tools; with thinking only auto/none.
+    const c = body.tool_choice;
+    const ok = ['auto', 'any', 'none'].includes(c?.type) ? Object.keys(c).length === 1 : c?.type === 'tool' && typeof c.name === 'string' && Object.keys(c).length === 2;
+    if (!ok) fail(errors, w, `bad tool_choice ${JSON.stringify(c)}`);
+    if (!body.tools?.length) fail(errors, w, 'tool_choice without tools');
+    if (c.type === 'tool' && !body.tools.some((t) => t.name === c.name)) fail(errors, w, `tool_choice names ${c.name}, not a tool`);
+    if (body.thinking && ['any', 'tool'].includes(c.type)) fail(errors, w, 'tool_choice forces a tool with thinking on');
+  }
   body.messages.forEach((m, i) => {
     if (!['user', 'assistant'].includes(m.role)) fail(errors, w, `messages[${i}].role ${m.role}`);
     const blocks = typeof m.content === 'string' ? [] : m.content;
@@ -90,11 +99,23 @@ function checkOpenAi(req, body, errors) {
   for (const t of body.tools ?? []) {
     if (t.type !== 'function' || !t.function?.name || t.function.parameters?.type !== 'object') fail(errors, w, `bad tool ${JSON.stringify(t)}`);
   }
+  if (body.tool_choice !== undefined) {
+    // OpenAI: 'none' | 'auto' | 'required' | { type: 'function', function: { name } }; "tool_choice is only
+    // allowed when tools are specified".
+    const c = body.tool_choice;
+    const named = c?.type === 'function' && typeof c.function?.name === 'string' && Object.keys(c).length === 2 && Object.keys(c.function).length === 1;
+    if (!['none', 'auto', 'required'].includes(c) && !named) fail(errors, w, `bad tool_choice ${JSON.stringify(c)}`);
+    if (!body.tools?.length) fail(errors, w, 'tool_choice without tools');
+    if (named && !body.tools.some((t) => t.function.name === c.function.name)) fail(errors, w, `tool_choice names ${c.function.name}, not a tool`);
+  }
   body.messages.forEach((m, i) => {
     if (!['system', 'user', 'assistant', 'tool'].includes(m.role)) fail(errors, w, `messages[${i}].role ${m.role}`);
     if (m.role === 'assistant' && !m.tool_calls?.length && (m.content === null || m.content === undefined || m.content === '')) {
       fail(errors, w, `messages[${i}] an assistant message needs content or tool_calls`);
     }
+    // OpenAI's schema allows null content beside tool_calls, but llama-cpp-python answers it with a 500:
+    // a string is what every server takes.
+    if (m.role === 'assistant' && typeof m.content !== 'string') fail(errors, w, `messages[${i}] assistant content must be a string (null is refused by some servers)`);
     if (m.role === 'assistant' && m.tool_calls) {
       m.tool_calls.forEach((c) => {
         if (!c.id || c.type !== 'function' || !c.function?.name || typeof c.function.arguments !== 'string') fail(errors, w, `messages[${i}] bad tool_call`);
@@ -131,7 +152,9 @@ function script(scenario, turn, toolTexts) {
       return turn === 0 ? { text: 'Looking it up.', calls: [['lookup', { key: 'a' }]] } : { text: `Found ${toolTexts.at(-1)}.` };
     case 'structured': // an answer missing a required field, then the corrected one
       return turn === 0 ? { calls: [['final_answer', { city: 'Paris' }]] } : { calls: [['final_answer', { city: 'Paris', population: 2102650 }]] };
-    case 'tool': return turn === 0 ? { calls: [['lookup', { key: 'a' }]] } : { text: `Found ${toolTexts.at(-1)}.` };
+    case 'tool':
+    case 'choice':
+      return turn === 0 ? { calls: [['lookup', { key: 'a' }]] } : { text: `Found ${toolTexts.at(-1)}.` };
     case 'parallel':
       return turn === 0
         ? { text: 'Working on it.', calls: [['lookup', { key: 'a' }], ['ask_user', { question: 'Which colour?' }], ['lookup', { key: 'c' }]] }
@@ -212,7 +235,8 @@ function anthropicFrames(message) {
     }
     frames.push(['content_block_stop', { type: 'content_block_stop', index }]);
   });
-  frames.push(['message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } }]);
+  // The vendor's schema lets message_delta's input counts be null ("not given"): the message_start count stands.
+  frames.push(['message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { input_tokens: null, cache_creation_input_tokens: null, cache_read_input_tokens: null, output_tokens: message.usage.output_tokens } }]);
   frames.push(['message_stop', { type: 'message_stop' }]);
   return frames;
 }
