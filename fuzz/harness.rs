@@ -133,6 +133,13 @@ fn openai_response(data: &[u8]) {
     provider_response(&|body| wire.response(body), data);
 }
 
+#[allow(dead_code)]
+fn responses_response(data: &[u8]) {
+    use resumable_agent::provider::WireFormat;
+    let wire = resumable_agent::provider::responses::OpenAiResponses::new("k", "m");
+    provider_response(&|body| wire.response(body), data);
+}
+
 /// Decisions as JSON text, applied to a run paused on two approvals and to one paused on a question.
 #[allow(dead_code)]
 fn decisions(data: &[u8]) {
@@ -203,6 +210,28 @@ fn sse_stream(data: &[u8]) {
         let m = HttpModel::new(OpenAi::new("k", "m"), client, "k").retry(Retry::default().max_retries(0));
         pollster::block_on(m.stream(request, &mut sink))
     };
+    assert!(deltas <= body.len() + 1, "more deltas than bytes");
+    if let Ok(response) = result {
+        run_response(response);
+    }
+}
+
+/// A streamed answer of the Responses API, split anywhere (byte 0 is the split point): the same checks as
+/// [`sse_stream`].
+#[allow(dead_code)]
+fn responses_stream(data: &[u8]) {
+    use resumable_agent::provider::{HttpModel, Retry, responses::OpenAiResponses};
+    use resumable_agent::{Delta, Message, Model, ModelRequest};
+    let [split, body @ ..] = data else { return };
+    let client = Replay {
+        body: body.to_vec(),
+        split: usize::from(*split),
+    };
+    let messages = [Message::user("hi")];
+    let mut deltas = 0usize;
+    let mut sink = |_: Delta<'_>| deltas += 1;
+    let m = HttpModel::new(OpenAiResponses::new("k", "m"), client, "k").retry(Retry::default().max_retries(0));
+    let result = pollster::block_on(m.stream(ModelRequest::new(&messages, &[]), &mut sink));
     assert!(deltas <= body.len() + 1, "more deltas than bytes");
     if let Ok(response) = result {
         run_response(response);

@@ -606,6 +606,9 @@ export const anthropic = (options) => providerModel('anthropic', options);
 /** OpenAI Chat Completions (and compatible servers) over fetch. */
 export const openai = (options) => providerModel('openai', options);
 
+/** The OpenAI Responses API (and Open Responses servers) over fetch; stateless by default (store: false). */
+export const openaiResponses = (options) => providerModel('openai-responses', options);
+
 /** Workers AI through its binding. */
 export function workersAI(binding, options) {
   return builtinModel(wasm.providerSpec('workers-ai', optionsText(options, 'workersAI(binding, options)'), binding));

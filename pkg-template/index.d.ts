@@ -15,6 +15,11 @@ export interface ToolResultContent { type: 'tool_result'; toolUseId: string; con
 export interface ThinkingContent { type: 'thinking'; thinking: string; signature: string }
 /** Thinking the provider encrypted: kept and sent back as it was. */
 export interface RedactedThinkingContent { type: 'redacted_thinking'; data: string }
+/**
+ * A reasoning item of the OpenAI Responses API (`openaiResponses()`): its summary texts and, with
+ * `store: false`, the encrypted reasoning, kept and sent back as they were before the calls they led to.
+ */
+export interface ReasoningContent { type: 'reasoning'; id: string; summary: string[]; encryptedContent?: string }
 
 export type MessageContent =
   | TextContent
@@ -23,7 +28,8 @@ export type MessageContent =
   | ToolUseContent
   | ToolResultContent
   | ThinkingContent
-  | RedactedThinkingContent;
+  | RedactedThinkingContent
+  | ReasoningContent;
 
 export interface Message {
   role: Role;
@@ -398,6 +404,23 @@ export function anthropic(options: ProviderOptions & {
 
 /** OpenAI Chat Completions over fetch; with `baseURL`, any compatible server (Ollama, vLLM, llama.cpp, OpenRouter, Groq, Workers AI). */
 export function openai(options: ProviderOptions & { apiKey?: string }): Model;
+
+/**
+ * The OpenAI Responses API over fetch (`POST {baseURL}/responses`; also any Open Responses server). Stateless
+ * by default: with `store: false` (the default) the API keeps nothing, each reasoning item comes back with its
+ * encrypted reasoning, is kept in the checkpoint (`{ type: 'reasoning' }` blocks) and is sent back as it was
+ * before the calls it led to — a run paused here resumes in another process with its reasoning intact.
+ * Function tools go with `strict: false` (strict mode would hold every schema to OpenAI's subset); the run
+ * checks each call's input against the tool's schema itself. `maxTokens` is `max_output_tokens`; an answer
+ * cut there (`status: 'incomplete'`) is a `ModelError` with `stopReason: 'max_tokens'`.
+ */
+export function openaiResponses(options: ProviderOptions & {
+  apiKey?: string;
+  /** Whether OpenAI stores the responses (default false: the reasoning travels in the checkpoint). */
+  store?: boolean;
+  /** `reasoning.effort` and `reasoning.summary` of reasoning models. */
+  reasoning?: { effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh'; summary?: 'auto' | 'concise' | 'detailed' };
+}): Model;
 
 /** The part of the Workers AI binding (`env.AI`) the provider uses. */
 export interface AiBindingLike {
@@ -873,7 +896,7 @@ export class MaxIterationsError extends AgentError {
 
 /** The model threw or answered with something unusable. */
 export class ModelError extends AgentError {
-  /** For HTTP providers: "anthropic", "openai", "workers-ai". */
+  /** For HTTP providers: "anthropic", "openai", "openai-responses", "workers-ai". */
   readonly provider?: string;
   /** For HTTP providers: the status, or null for a network failure or timeout. */
   readonly status?: number | null;

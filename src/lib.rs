@@ -75,7 +75,7 @@ pub use keys::{CheckpointKeys, MIN_SECRET_BYTES};
 pub use limits::{
     DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, repair_lone_surrogates, value_depth,
 };
-pub use message::{Content, ContentBlock, Message, Role, ToolResult, ToolUse, Usage};
+pub use message::{Content, ContentBlock, Message, Reasoning, Role, ToolResult, ToolUse, Usage};
 pub use model::{
     Delta, DeltaSink, DynModel, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel, StopReason,
     ToolDefinition,

@@ -84,6 +84,22 @@ pub enum ContentBlock {
         /// The encrypted thinking.
         data: String,
     },
+    /// `{ type: "reasoning", id, summary, encryptedContent? }`: a reasoning item of the OpenAI Responses API,
+    /// kept in the history and sent back as it was before the calls it led to (with `store: false` the API keeps
+    /// nothing, and needs it back).
+    Reasoning(Reasoning),
+}
+
+/// A reasoning item of the OpenAI Responses API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// The item's id (`rs_…`).
+    pub id: String,
+    /// The summary's texts, in order (empty when no summary was asked for).
+    pub summary: Vec<String>,
+    /// The reasoning, encrypted by the provider (`include: ["reasoning.encrypted_content"]`).
+    #[serde(rename = "encryptedContent", default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<String>,
 }
 
 /// A tool call made by the model.
@@ -230,7 +246,9 @@ pub(crate) fn block_problem(role: Role, blocks: &[ContentBlock]) -> Option<(usiz
             ContentBlock::ToolResult(_) if role != Role::User => BlockProblem::ToolResultOutsideUser,
             ContentBlock::ToolResult(_) if other => BlockProblem::ResultAfterOther,
             ContentBlock::ToolResult(_) => return None,
-            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } if role != Role::Assistant => {
+            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } | ContentBlock::Reasoning(_)
+                if role != Role::Assistant =>
+            {
                 BlockProblem::ThinkingOutsideAssistant
             }
             _ => {
@@ -282,6 +300,7 @@ enum BlockKind {
     ToolResult,
     Thinking,
     RedactedThinking,
+    Reasoning,
 }
 
 thread_local! {
@@ -376,11 +395,15 @@ enum BlockField {
     Thinking,
     #[serde(rename = "signature")]
     Signature,
+    #[serde(rename = "summary")]
+    Summary,
+    #[serde(rename = "encryptedContent")]
+    EncryptedContent,
     #[serde(other)]
     Other,
 }
 
-const BLOCK_FIELDS: [&str; 13] = [
+const BLOCK_FIELDS: [&str; 15] = [
     "type",
     "text",
     "url",
@@ -394,6 +417,8 @@ const BLOCK_FIELDS: [&str; 13] = [
     "isError",
     "thinking",
     "signature",
+    "summary",
+    "encryptedContent",
 ];
 
 /// Every field any block may have, as read (`seen`: a bit per [`BlockField`] present); which ones are
@@ -414,14 +439,16 @@ struct AnyBlock {
     is_error: Option<bool>,
     thinking: Option<String>,
     signature: Option<String>,
-    seen: u16,
+    summary: Option<Vec<String>>,
+    encrypted_content: Option<String>,
+    seen: u32,
 }
 
 impl AnyBlock {
     /// The keys a block of `kind` keeps, as [`BlockField`] bits.
-    fn kept(kind: &BlockKind) -> u16 {
+    fn kept(kind: &BlockKind) -> u32 {
         use BlockField as F;
-        let bits = |fields: &[BlockField]| fields.iter().fold(1 << F::Type as u16, |m, f| m | 1 << *f as u16);
+        let bits = |fields: &[BlockField]| fields.iter().fold(1 << F::Type as u32, |m, f| m | 1 << *f as u32);
         match kind {
             BlockKind::Text => bits(&[F::Text]),
             BlockKind::Image => bits(&[F::Url, F::MimeType]),
@@ -430,6 +457,7 @@ impl AnyBlock {
             BlockKind::ToolResult => bits(&[F::ToolUseId, F::Content, F::IsError]),
             BlockKind::Thinking => bits(&[F::Thinking, F::Signature]),
             BlockKind::RedactedThinking => bits(&[F::Data]),
+            BlockKind::Reasoning => bits(&[F::Id, F::Summary, F::EncryptedContent]),
         }
     }
 }
@@ -446,7 +474,7 @@ impl<'de> Deserialize<'de> for AnyBlock {
                 use serde::de::Error;
                 let mut b = AnyBlock::default();
                 while let Some(key) = map.next_key::<BlockField>()? {
-                    let bit = 1u16 << key as u16;
+                    let bit = 1u32 << key as u32;
                     if key as usize != BlockField::Other as usize && b.seen & bit != 0 {
                         let name = BLOCK_FIELDS.get(key as usize).copied().unwrap_or("field");
                         return Err(A::Error::duplicate_field(name));
@@ -471,6 +499,13 @@ impl<'de> Deserialize<'de> for AnyBlock {
                         BlockField::IsError => b.is_error = map.next_value()?,
                         BlockField::Thinking => b.thinking = map.next_value()?,
                         BlockField::Signature => b.signature = map.next_value()?,
+                        BlockField::Summary => b.summary = map.next_value()?,
+                        BlockField::EncryptedContent => {
+                            b.encrypted_content = map.next_value()?;
+                            if b.encrypted_content.is_none() {
+                                altered(); // `null`, written back as no key
+                            }
+                        }
                         BlockField::Other => {
                             altered();
                             map.next_value::<serde::de::IgnoredAny>()?;
@@ -530,6 +565,11 @@ impl<'de> Deserialize<'de> for ContentBlock {
             BlockKind::RedactedThinking => ContentBlock::RedactedThinking {
                 data: need(b.data, "data")?,
             },
+            BlockKind::Reasoning => ContentBlock::Reasoning(Reasoning {
+                id: need(b.id, "id")?,
+                summary: b.summary.ok_or_else(|| D::Error::missing_field("summary"))?,
+                encrypted_content: b.encrypted_content,
+            }),
         })
     }
 }

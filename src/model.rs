@@ -93,7 +93,8 @@ pub enum StopReason {
     EndTurn,
     /// The model calls tools (`tool_use`, `tool_calls`).
     ToolUse,
-    /// Cut at the output token limit (`max_tokens`, OpenAI `length`; also a full context window).
+    /// Cut at the output token limit (`max_tokens`, OpenAI `length` and `max_output_tokens`; also a full context
+    /// window).
     MaxTokens,
     /// A stop sequence ended it.
     StopSequence,
@@ -120,7 +121,7 @@ impl From<String> for StopReason {
         match s.as_str() {
             "end_turn" | "stop" => StopReason::EndTurn,
             "tool_use" | "tool_calls" | "function_call" => StopReason::ToolUse,
-            "max_tokens" | "length" | "model_context_window_exceeded" => StopReason::MaxTokens,
+            "max_tokens" | "length" | "model_context_window_exceeded" | "max_output_tokens" => StopReason::MaxTokens,
             "stop_sequence" => StopReason::StopSequence,
             "refusal" => StopReason::Refusal,
             "content_filter" => StopReason::ContentFilter,

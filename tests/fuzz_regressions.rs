@@ -51,3 +51,13 @@ fn decisions_inputs() {
 fn sse_stream_inputs() {
     replay("sse_stream", sse_stream);
 }
+
+#[test]
+fn responses_response_inputs() {
+    replay("responses_response", responses_response);
+}
+
+#[test]
+fn responses_stream_inputs() {
+    replay("responses_stream", responses_stream);
+}

@@ -359,7 +359,7 @@ fn rule7_malformed_checkpoints_name_the_path_and_run_nothing() {
             format!(
                 r#"{{"messages":[{{"role":"user","content":"a"}},{{"role":"assistant","content":"b"}},{{"role":"user","content":[{{"type":"foo"}}]}}],{u}}}"#
             ),
-            r#"messages[2].content[0].type: unknown block type "foo" (expected text, image, image_base64, tool_use or tool_result)"#,
+            r#"messages[2].content[0].type: unknown block type "foo" (expected text, image, image_base64, tool_use, tool_result, thinking, redacted_thinking or reasoning)"#,
         ),
         (
             format!(r#"{{"messages":[{{"role":"bot","content":"a"}}],{u}}}"#),

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use resumable_agent::provider::anthropic::Anthropic;
 use resumable_agent::provider::openai::OpenAi;
+use resumable_agent::provider::responses::OpenAiResponses;
 use resumable_agent::provider::{HttpModel, ReqwestClient, Retry};
 use resumable_agent::{
     Agent, AgentError, Checkpoint, Content, ContentBlock, Event, Input, InterruptError, Model, ModelError, Outcome,
@@ -91,9 +92,13 @@ fn model(provider: &str, base: &str, retries: u32) -> Box<dyn Fn() -> Agent> {
             wire.base_url = format!("{base}/anthropic");
             wire.thinking_budget = Some(1024); // extended thinking on (the server checks the setting)
             Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
-        } else {
+        } else if provider == "openai" {
             let mut wire = OpenAi::new(API_KEY, "gpt-test");
             wire.base_url = format!("{base}/openai");
+            Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
+        } else {
+            let mut wire = OpenAiResponses::new(API_KEY, "gpt-test");
+            wire.base_url = format!("{base}/openai-responses");
             Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
         };
         builder
@@ -113,7 +118,7 @@ fn compact(v: &Value) -> String {
 async fn both_providers_natively_through_every_scenario() {
     let mut server = Server::start();
     let mut everything = String::new(); // every checkpoint and error, for the key check
-    for provider in ["anthropic", "openai"] {
+    for provider in ["anthropic", "openai", "openai-responses"] {
         let agent = model(provider, &server.base, 2);
 
         let text = agent()
@@ -229,7 +234,7 @@ async fn both_providers_natively_through_every_scenario() {
             ("refusal", StopReason::Refusal, "I cannot help with that."),
             (
                 "filter",
-                if provider == "openai" {
+                if provider != "anthropic" {
                     StopReason::ContentFilter
                 } else {
                     StopReason::Refusal
@@ -281,8 +286,8 @@ async fn both_providers_natively_through_every_scenario() {
         Content::Blocks(ref b) if matches!(b[0], ContentBlock::Thinking { .. }) && matches!(b[1], ContentBlock::RedactedThinking { .. })
     ));
 
-    // Streaming natively (reqwest chunks → SSE → deltas), for both wire formats.
-    for provider in ["anthropic", "openai"] {
+    // Streaming natively (reqwest chunks → SSE → deltas), for every wire format.
+    for provider in ["anthropic", "openai", "openai-responses"] {
         let agent = model(provider, &server.base, 2);
         let stream = |scenario: &'static str| {
             let agent = agent();

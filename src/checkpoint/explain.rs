@@ -246,11 +246,28 @@ pub(crate) fn explain_blocks(blocks: &[Value], path: &str) -> Result<(), Checkpo
                 required(o, "input", &bp)?;
             }
             "tool_result" => explain_tool_result(o, &bp)?,
+            "thinking" => {
+                string(o, "thinking", &bp, false)?;
+                string(o, "signature", &bp, true)?;
+            }
+            "redacted_thinking" => string(o, "data", &bp, false)?,
+            "reasoning" => {
+                string(o, "id", &bp, false)?;
+                string(o, "encryptedContent", &bp, true)?;
+                let summary = required(o, "summary", &bp)?;
+                let at = join(&bp, "summary");
+                let parts = summary
+                    .as_array()
+                    .ok_or_else(|| expected(&at, "an array of strings", summary))?;
+                if let Some((k, part)) = parts.iter().enumerate().find(|(_, p)| !p.is_string()) {
+                    return Err(expected(&format!("{at}[{k}]"), "a string", part));
+                }
+            }
             other => {
                 return Err(CheckpointError::at(
                     join(&bp, "type"),
                     format!(
-                        "unknown block type {other:?} (expected text, image, image_base64, tool_use or tool_result)"
+                        "unknown block type {other:?} (expected text, image, image_base64, tool_use, tool_result, thinking, redacted_thinking or reasoning)"
                     ),
                 ));
             }

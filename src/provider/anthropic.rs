@@ -103,7 +103,7 @@ impl Anthropic {
         for m in request.messages {
             let content = match &m.content {
                 Content::Text(t) => Value::String(t.clone()),
-                Content::Blocks(b) => Value::Array(b.iter().map(block).collect()),
+                Content::Blocks(b) => Value::Array(b.iter().filter_map(block).collect()),
             };
             match m.role {
                 Role::System => system.push(m.text()),
@@ -158,8 +158,9 @@ impl Anthropic {
     }
 }
 
-fn block(b: &ContentBlock) -> Value {
-    match b {
+/// A block in the API's shape, or `None` for one another provider's (a Responses reasoning item).
+fn block(b: &ContentBlock) -> Option<Value> {
+    Some(match b {
         ContentBlock::Text { text } => json!({"type": "text", "text": text}),
         ContentBlock::Image { url, .. } => json!({"type": "image", "source": {"type": "url", "url": url}}),
         ContentBlock::ImageBase64 { data, mime_type } => {
@@ -187,7 +188,8 @@ fn block(b: &ContentBlock) -> Value {
             json!({"type": "thinking", "thinking": thinking, "signature": signature})
         }
         ContentBlock::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
-    }
+        ContentBlock::Reasoning(_) => return None,
+    })
 }
 
 impl WireFormat for Anthropic {

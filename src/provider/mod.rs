@@ -13,6 +13,7 @@ use crate::platform::{MaybeSend, MaybeSync};
 pub mod anthropic;
 pub mod openai;
 mod options;
+pub mod responses;
 pub use options::Configured;
 
 use crate::model::ToolDefinition;

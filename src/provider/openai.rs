@@ -96,10 +96,11 @@ pub(crate) fn chat_body(request: &ModelRequest<'_>) -> Map<String, Value> {
                         ContentBlock::ImageBase64 { data, mime_type } => parts.push(
                             json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}}),
                         ),
-                        // Tool calls and thinking are the assistant's; Chat Completions has no thinking blocks.
+                        // Tool calls and thinking are the assistant's; Chat Completions has no thinking or reasoning items.
                         ContentBlock::ToolUse(_)
                         | ContentBlock::Thinking { .. }
-                        | ContentBlock::RedactedThinking { .. } => {}
+                        | ContentBlock::RedactedThinking { .. }
+                        | ContentBlock::Reasoning(_) => {}
                     }
                 }
                 if !parts.is_empty() {

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::anthropic::Anthropic;
 use super::openai::OpenAi;
+use super::responses::OpenAiResponses;
 use super::{HttpClient, HttpModel, Retry, ToolChoice, WireFormat};
 use crate::error::AgentError;
 use crate::options::Options;
@@ -38,6 +39,20 @@ const OPENAI_KEYS: &[&str] = &[
     "toolChoice",
     "extraBody",
 ];
+const RESPONSES_KEYS: &[&str] = &[
+    "apiKey",
+    "model",
+    "baseURL",
+    "maxTokens",
+    "headers",
+    "maxRetries",
+    "timeoutMs",
+    "signal",
+    "toolChoice",
+    "extraBody",
+    "store",
+    "reasoning",
+];
 /// Other SDKs' names for the same options.
 const HINTS: &[(&str, &str)] = &[
     ("baseUrl", "baseURL"),
@@ -65,6 +80,19 @@ const ANTHROPIC_WRITES: &[(&str, &str)] = &[
     ("tools", "the agent's tools"),
     ("tool_choice", "toolChoice"),
     ("thinking", "thinking"),
+    ("stream", "the run (it streams when watched)"),
+];
+/// The body fields the Responses format writes itself.
+const RESPONSES_WRITES: &[(&str, &str)] = &[
+    ("model", "model"),
+    ("max_output_tokens", "maxTokens"),
+    ("instructions", "the agent's instructions"),
+    ("input", "the run"),
+    ("tools", "the agent's tools"),
+    ("tool_choice", "toolChoice"),
+    ("store", "store"),
+    ("include", "store (false asks for the encrypted reasoning)"),
+    ("reasoning", "reasoning"),
     ("stream", "the run (it streams when watched)"),
 ];
 /// The body fields Chat Completions' format writes itself.
@@ -293,6 +321,64 @@ impl OpenAi {
             })
         };
         read().map_err(AgentError::Config)
+    }
+}
+
+impl OpenAiResponses {
+    /// Reads the options of the npm package's `openaiResponses({ apiKey?, model, baseURL?, store?, reasoning?: {
+    /// effort?, summary? }, maxTokens?, toolChoice?, extraBody?, headers?, maxRetries?, timeoutMs? })`: the
+    /// settings and the retry policy.
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] naming the option that is unknown, missing or wrong.
+    pub fn from_options(options: Value) -> Result<Configured<Self>, AgentError> {
+        let what = "openaiResponses(options)";
+        let read = || -> Result<Configured<Self>, String> {
+            let mut o = Options::new(options, what, RESPONSES_KEYS, HINTS)?;
+            let c = common(&mut o, what, false, RESPONSES_WRITES)?;
+            let api_key = c.api_key.unwrap_or_default();
+            let mut wire = OpenAiResponses::new(&api_key, c.model);
+            if let Some(url) = c.base_url {
+                wire.base_url = url;
+            }
+            wire.max_tokens = c.max_tokens;
+            wire.headers = c.headers;
+            if let Some(t) = c.timeout {
+                wire.timeout = t;
+            }
+            wire.tool_choice = c.tool_choice;
+            wire.extra_body = c.extra_body;
+            wire.store = o.boolean("store")?.unwrap_or(false);
+            if let Some(r) = o.take("reasoning") {
+                let mut r = Options::new(
+                    r,
+                    &format!("{what}.reasoning"),
+                    &["effort", "summary"],
+                    &[("reasoning_effort", "effort")],
+                )?;
+                wire.reasoning_effort =
+                    one_of(&mut r, "effort", &["none", "minimal", "low", "medium", "high", "xhigh"])?;
+                wire.reasoning_summary = one_of(&mut r, "summary", &["auto", "concise", "detailed"])?;
+            }
+            Ok(Configured {
+                wire,
+                retry: c.retry,
+                api_key,
+            })
+        };
+        read().map_err(AgentError::Config)
+    }
+}
+
+/// A string option that must be one of `allowed`.
+fn one_of(o: &mut Options, key: &str, allowed: &[&str]) -> Result<Option<String>, String> {
+    let at = o.at(key);
+    match o.string(key)? {
+        Some(v) if !allowed.contains(&v.as_str()) => Err(format!(
+            "{at}: expected one of {}, got {v:?}",
+            allowed.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(", ")
+        )),
+        v => Ok(v),
     }
 }
 

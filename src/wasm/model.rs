@@ -17,6 +17,7 @@ use super::convert::{agent_error, config_error, fields, get, json_text, model_er
 use super::glue::{append_messages, describe, error_message, error_name, model_request};
 use crate::provider::anthropic::Anthropic;
 use crate::provider::openai::OpenAi;
+use crate::provider::responses::OpenAiResponses;
 use crate::provider::{FetchClient, WorkersAi};
 use crate::{
     DeltaSink, DynModel, Message, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel, ToolDefinition,
@@ -238,6 +239,11 @@ pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<
                 .map_err(|e| agent_error(e, None, None))?
                 .model(client()),
         ),
+        Some("openai-responses") => Box::new(
+            OpenAiResponses::from_options(options()?)
+                .map_err(|e| agent_error(e, None, None))?
+                .model(client()),
+        ),
         Some("workers-ai") => {
             Box::new(WorkersAi::from_options(get(spec, "binding"), options()?).map_err(|e| agent_error(e, None, None))?)
         }
@@ -251,7 +257,9 @@ pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<
 #[wasm_bindgen(js_name = providerSpec)]
 pub fn provider_spec(kind: &str, options: JsValue, extra: JsValue) -> Result<JsValue, JsValue> {
     let spec = match kind {
-        "anthropic" | "openai" => fields(&[("kind", kind.into()), ("options", options), ("signal", extra)]),
+        "anthropic" | "openai" | "openai-responses" => {
+            fields(&[("kind", kind.into()), ("options", options), ("signal", extra)])
+        }
         "workers-ai" => {
             if !get(&extra, "run").is_function() {
                 return Err(config_error(

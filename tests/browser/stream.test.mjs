@@ -98,6 +98,38 @@ test('openai() in the Worker streams from the loopback server to the page', { ti
   }
 });
 
+test('openaiResponses() in the page itself: paused on a question, resumed from its JSON, the reasoning sent back verbatim', { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(pageUrl);
+  const before = provider.state.requests.length;
+  const out = await page.evaluate(async ({ base, key }) => {
+    const pkg = await import('/pkg/browser.js');
+    const make = () => pkg.agent({
+      model: pkg.openaiResponses({ apiKey: key, model: 'gpt-test', baseURL: `${base}/openai-responses` }),
+      tools: [
+        pkg.defineTool({ name: 'lookup', description: 'Looks a key up.', schema: (s) => ({ key: s.string().required() }), handle: ({ key }) => ({ key, value: `v-${key}` }) }),
+        pkg.defineTool({ name: 'ask_user', description: 'Asks the human.', schema: (s) => ({ question: s.string().required() }), handle: ({ question }) => { throw new pkg.InterruptError(question); } }),
+      ],
+    });
+    const paused = await make().prompt('scenario:parallel');
+    const saved = JSON.stringify(paused.checkpoint);
+    const done = await make().resume(saved, 'blue');
+    return { question: paused.question, reasoning: JSON.parse(saved).messages[1].content[0], text: done.text };
+  }, { base: `http://127.0.0.1:${provider.port}`, key: API_KEY });
+  assert.equal(out.question, 'Which colour?');
+  assert.deepEqual(out.reasoning, { type: 'reasoning', id: 'rs_0abc', summary: ['Weighing turn 0.'], encryptedContent: 'gAAAAB-enc-0-final' });
+  assert.equal(out.text, 'Results: {"key":"a","value":"v-a"} | blue | {"key":"c","value":"v-c"}');
+  const sent = provider.state.requests.slice(before);
+  assert.equal(sent.length, 2);
+  assert.ok(sent[1].body.input.some((x) => x.type === 'reasoning' && x.encrypted_content === 'gAAAAB-enc-0-final'));
+  assert.deepEqual(provider.state.errors, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the page reloaded mid-run reconnects with Last-Event-ID: the run went on in the Worker and nothing is missed', { timeout: 120_000 }, async () => {
   // A slow model: the answer is still being made when the page reloads.
   const w = await startWorker({ config: CONFIG, persistTo: dir, vars: { TEST_ROUTES: 'true', ALLOWED_ORIGINS: pageOrigin(), TEST_MODEL_DELAY_MS: '1500' } });

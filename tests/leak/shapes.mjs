@@ -8,7 +8,7 @@
 // Memory is sampled after a full GC every `requests / 10` requests; `keptBytesPerRequest` is the
 // least-squares slope of (JS heap + external, which includes the wasm memory) over those samples.
 import {
-  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai,
+  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses,
 } from 'resumable-agent';
 
 const glue = await import(new URL('./resumable_agent.js', import.meta.resolve('resumable-agent')).href);
@@ -72,6 +72,22 @@ const streamingProvider = openai({ apiKey: 'k-leak-test', model: 'm', baseURL: '
 const realFetch = globalThis.fetch;
 const fakeFetch = async () => new Response(sseText, { status: 200, headers: { 'content-type': 'text/event-stream' } });
 const cityOutput = (s) => ({ city: s.string().required() });
+// A streamed Responses answer with a reasoning item (kept in the checkpoint), by the same stand-in.
+const reasoningItem = { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Short.' }], encrypted_content: 'gAAAA-leak' };
+const textItem = { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello there.', annotations: [] }] };
+const responsesEvents = [
+  { type: 'response.created', response: { status: 'in_progress', output: [] } },
+  { type: 'response.output_item.added', output_index: 0, item: { ...reasoningItem, encrypted_content: 'partial' } },
+  { type: 'response.output_item.done', output_index: 0, item: reasoningItem },
+  { type: 'response.output_item.added', output_index: 1, item: { ...textItem, content: [] } },
+  { type: 'response.content_part.added', output_index: 1, content_index: 0, part: { type: 'output_text', text: '' } },
+  { type: 'response.output_text.delta', output_index: 1, content_index: 0, delta: 'Hello ' },
+  { type: 'response.output_text.delta', output_index: 1, content_index: 0, delta: 'there.' },
+  { type: 'response.output_item.done', output_index: 1, item: textItem },
+  { type: 'response.completed', response: { status: 'completed', output: [reasoningItem, textItem], usage: { input_tokens: 3, output_tokens: 2 } } },
+];
+const responsesText = responsesEvents.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+const responsesProvider = openaiResponses({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9/v1' });
 
 export const SHAPES = {
   'stream-provider': async () => {
@@ -81,6 +97,18 @@ export const SHAPES = {
       const s = agent({ model: streamingProvider }).stream({ prompt: 'hi' });
       for await (const e of s) if (e.type === 'text-delta') text += e.text;
       expect(text === 'Hello there.' && (await s.result).text === 'Hello there.', 'streamed and completed');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  },
+  'responses-stream': async () => {
+    globalThis.fetch = async () => new Response(responsesText, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    try {
+      let text = '';
+      const s = agent({ model: responsesProvider }).stream({ prompt: 'hi' });
+      for await (const e of s) if (e.type === 'text-delta') text += e.text;
+      const r = await s.result;
+      expect(text === 'Hello there.' && r.checkpoint.messages[1].content[0].encryptedContent === 'gAAAA-leak', 'streamed, reasoning kept');
     } finally {
       globalThis.fetch = realFetch;
     }

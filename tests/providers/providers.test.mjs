@@ -26,9 +26,9 @@ after(() => {
   assert.deepEqual(srv.state.errors, [], 'every request was valid for its wire format');
 });
 
-const requestsFor = (scenario) => srv.state.requests.filter((r) => JSON.stringify(r.body.messages).includes(`scenario:${scenario}`));
+const requestsFor = (scenario) => srv.state.requests.filter((r) => JSON.stringify(r.body.messages ?? r.body.input).includes(`scenario:${scenario}`));
 
-for (const provider of ['anthropic', 'openai']) {
+for (const provider of ['anthropic', 'openai', 'openai-responses']) {
   describe(provider, () => {
     const run = async (scenario, extra) => {
       const result = await makeAgent(provider, base, API_KEY, extra).prompt(`scenario:${scenario} please`);
@@ -52,7 +52,7 @@ for (const provider of ['anthropic', 'openai']) {
     test('toolChoice and extraBody reach every request in the provider\'s shape; a tool-only turn goes back with content ""', async () => {
       const extraBody = provider === 'anthropic' ? { temperature: 0.2, top_k: 40 } : { temperature: 0.2, parallel_tool_calls: false };
       for (const [toolChoice, wire] of [
-        [{ name: 'lookup' }, provider === 'anthropic' ? { type: 'tool', name: 'lookup' } : { type: 'function', function: { name: 'lookup' } }],
+        [{ name: 'lookup' }, { anthropic: { type: 'tool', name: 'lookup' }, openai: { type: 'function', function: { name: 'lookup' } }, 'openai-responses': { type: 'function', name: 'lookup' } }[provider]],
         ['required', provider === 'anthropic' ? { type: 'any' } : 'required'],
         ['none', provider === 'anthropic' ? { type: 'none' } : 'none'],
       ]) {
@@ -76,8 +76,10 @@ for (const provider of ['anthropic', 'openai']) {
       const make = (extra) => makeAgent(provider, base, API_KEY, extra);
       assert.throws(() => make({ toolChoice: 'any' }), (e) => e instanceof ConfigError && /toolChoice: 'any' is written 'required' here/.test(e.message));
       assert.throws(() => make({ toolChoice: { tool: 'lookup' } }), (e) => e instanceof ConfigError && /toolChoice\.tool: unknown option; did you mean "name"\?/.test(e.message));
-      assert.throws(() => make({ extraBody: { messages: [] } }), (e) => e instanceof ConfigError && /extraBody\.messages: written by the provider itself; set it with the run/.test(e.message));
-      assert.throws(() => make({ extraBody: { max_tokens: 5 } }), (e) => e instanceof ConfigError && /extraBody\.max_tokens: .*set it with maxTokens/.test(e.message));
+      const conversation = provider === 'openai-responses' ? 'input' : 'messages';
+      assert.throws(() => make({ extraBody: { [conversation]: [] } }), (e) => e instanceof ConfigError && e.message.includes(`extraBody.${conversation}: written by the provider itself; set it with the run`));
+      const maxKey = provider === 'openai-responses' ? 'max_output_tokens' : 'max_tokens';
+      assert.throws(() => make({ extraBody: { [maxKey]: 5 } }), (e) => e instanceof ConfigError && e.message.includes(`extraBody.${maxKey}: written by the provider itself; set it with maxTokens`));
       assert.throws(() => make({ tool_choice: 'auto' }), (e) => e instanceof ConfigError && /did you mean "toolChoice"\?/.test(e.message));
       if (provider === 'anthropic') {
         assert.throws(() => make({ maxTokens: 4096, thinking: { budgetTokens: 1024 }, toolChoice: 'required' }), (e) => e instanceof ConfigError && /with thinking only 'auto' or 'none'/.test(e.message));
@@ -160,11 +162,11 @@ for (const provider of ['anthropic', 'openai']) {
       assert.equal(err.checkpoint.messages.length, 1);
     });
 
-    test(provider === 'openai' ? 'a content filter is a ModelError with stopReason "content_filter"' : 'a refusal without text', async () => {
+    test(provider !== 'anthropic' ? 'a content filter is a ModelError with stopReason "content_filter"' : 'a refusal without text', async () => {
       const err = await makeAgent(provider, base, API_KEY).prompt('scenario:filter').catch((e) => e);
       seen.push(err, err.checkpoint);
       assert.ok(err instanceof ModelError, String(err));
-      assert.equal(err.stopReason, provider === 'openai' ? 'content_filter' : 'refusal');
+      assert.equal(err.stopReason, provider !== 'anthropic' ? 'content_filter' : 'refusal');
       assert.equal(err.text, '');
     });
 
@@ -175,10 +177,10 @@ for (const provider of ['anthropic', 'openai']) {
       assert.deepEqual(r.structured, { city: 'Paris', population: 2102650 });
       assert.equal(r.iterations, 2);
       const sent = requestsFor('structured').filter((q) => q.provider === provider);
-      const tools = provider === 'anthropic' ? sent[0].body.tools : sent[0].body.tools.map((t) => t.function);
+      const tools = provider === 'openai' ? sent[0].body.tools.map((t) => t.function) : sent[0].body.tools;
       const finalAnswer = tools.find((t) => t.name === 'final_answer');
       assert.deepEqual(finalAnswer[provider === 'anthropic' ? 'input_schema' : 'parameters'].required, ['city', 'population']);
-      const feedback = JSON.stringify(sent.at(-1).body.messages);
+      const feedback = JSON.stringify(sent.at(-1).body.messages ?? sent.at(-1).body.input);
       assert.match(feedback, /missing required property \\"population\\"/);
     });
 
@@ -200,7 +202,7 @@ for (const provider of ['anthropic', 'openai']) {
   });
 }
 
-for (const provider of ['anthropic', 'openai']) {
+for (const provider of ['anthropic', 'openai', 'openai-responses']) {
   describe(`${provider} streaming`, () => {
     const streamed = async (scenario, extra) => {
       const events = [];
@@ -279,6 +281,62 @@ for (const provider of ['anthropic', 'openai']) {
     });
   });
 }
+
+describe('openai-responses: reasoning state in the checkpoint', () => {
+  const reasoning = (turn) => ({ type: 'reasoning', id: `rs_${turn}abc`, summary: [`Weighing turn ${turn}.`], encryptedContent: `gAAAAB-enc-${turn}-final` });
+
+  test('store: false keeps each reasoning item, sends it back verbatim before its calls, across a pause in another process', async () => {
+    const paused = await makeAgent('openai-responses', base, API_KEY).prompt('scenario:parallel');
+    seen.push(paused.checkpoint);
+    assert.ok(isInterrupted(paused));
+    assert.deepEqual(paused.checkpoint.messages[1].content[0], reasoning(0), 'the final encrypted reasoning, not the streamed placeholder');
+    const first = requestsFor('parallel').filter((q) => q.provider === 'openai-responses').at(-1).body;
+    assert.equal(first.store, false);
+    assert.deepEqual(first.include, ['reasoning.encrypted_content']);
+    assert.deepEqual(first.reasoning, { effort: 'low', summary: 'auto' });
+    assert.equal(first.tools[0].strict, false);
+    const file = join(mkdtempSync(join(tmpdir(), 'cp-')), 'checkpoint.json');
+    writeFileSync(file, JSON.stringify(paused.checkpoint));
+    const child = await promisify(execFile)(process.execPath, [fileURLToPath(new URL('./resume-child.mjs', import.meta.url)), 'openai-responses', base, file, 'blue'], {
+      encoding: 'utf8', timeout: 30_000, env: { ...process.env, TEST_API_KEY: API_KEY },
+    });
+    const { result } = JSON.parse(child.stdout);
+    seen.push(result);
+    assert.match(result.text, /^Results: /);
+    const resumed = requestsFor('parallel').filter((q) => q.provider === 'openai-responses').at(-1).body.input;
+    const at = resumed.findIndex((x) => x.type === 'reasoning');
+    assert.deepEqual(resumed[at], { type: 'reasoning', id: 'rs_0abc', summary: [{ type: 'summary_text', text: 'Weighing turn 0.' }], encrypted_content: 'gAAAAB-enc-0-final' });
+    assert.deepEqual(resumed.slice(at + 1).map((x) => x.type ?? x.role), ['assistant', 'function_call', 'function_call', 'function_call', 'function_call_output', 'function_call_output', 'function_call_output']);
+    assert.deepEqual(resumed.filter((x) => x.type === 'function_call_output').map((x) => x.output), ['{"key":"a","value":"v-a"}', 'blue', '{"key":"c","value":"v-c"}']);
+  });
+
+  test('a streamed run and a plain run of the same answers give the same checkpoint', async () => {
+    const plain = await makeAgent('openai-responses', base, API_KEY).prompt('scenario:tool');
+    const s = makeAgent('openai-responses', base, API_KEY).stream({ prompt: 'scenario:tool' });
+    for await (const e of s) void e;
+    const streamed = await s.result;
+    seen.push(plain.checkpoint, streamed.checkpoint);
+    const comparable = (c) => JSON.stringify({ messages: c.messages, usage: c.usage, toolResults: c.toolResults, iterations: c.iterations });
+    assert.equal(comparable(streamed.checkpoint), comparable(plain.checkpoint));
+    assert.deepEqual(plain.checkpoint.messages[1].content.map((b) => b.type), ['reasoning', 'tool_use']);
+  });
+
+  test('store: true: the API keeps the reasoning, nothing encrypted is asked for', async () => {
+    const r = await makeAgent('openai-responses', base, API_KEY, { store: true }).prompt('scenario:tool');
+    seen.push(r.checkpoint);
+    assert.equal(r.text, 'Found {"key":"a","value":"v-a"}.');
+    const sent = requestsFor('tool').filter((q) => q.provider === 'openai-responses').at(-1).body;
+    assert.equal(sent.store, true);
+    assert.equal(sent.include, undefined);
+  });
+
+  test('bad options are ConfigErrors naming them', () => {
+    const make = (extra) => makeAgent('openai-responses', base, API_KEY, extra);
+    assert.throws(() => make({ reasoning: { effort: 'max' } }), (e) => e instanceof ConfigError && /reasoning\.effort: expected one of 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', got "max"/.test(e.message));
+    assert.throws(() => make({ store: 'no' }), (e) => e instanceof ConfigError && /store/.test(e.message));
+    assert.throws(() => make({ extraBody: { include: [] } }), (e) => e instanceof ConfigError && /extraBody\.include: written by the provider itself/.test(e.message));
+  });
+});
 
 test('anthropic: thinking and redacted_thinking blocks are kept and sent back unchanged before the tool_use', async () => {
   const r = await makeAgent('anthropic', base, API_KEY, { maxTokens: 4096, thinking: { budgetTokens: 2048 } }).prompt('scenario:thinking');

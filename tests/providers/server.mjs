@@ -138,6 +138,106 @@ const openAiCompletion = (message, turn, finish) => ({
   usage: { prompt_tokens: 100 * (turn + 1), completion_tokens: 10 + turn, total_tokens: 110 * (turn + 1) + turn },
 });
 
+// ---- OpenAI Responses ------------------------------------------------------------------------------------
+
+const RESPONSES_FIELDS = ['model', 'input', 'instructions', 'tools', 'tool_choice', 'max_output_tokens', 'store', 'include', 'reasoning', 'stream',
+  // what the extraBody test sends
+  'temperature', 'parallel_tool_calls'];
+
+/** The input items, split into turns: a user turn (messages, function_call_output items) or an assistant one. */
+function responsesTurns(input) {
+  const turns = [];
+  for (const item of input) {
+    const side = item.role === 'assistant' || item.type === 'function_call' || item.type === 'reasoning' ? 'assistant' : 'user';
+    if (turns.at(-1)?.side !== side) turns.push({ side, items: [] });
+    turns.at(-1).items.push(item);
+  }
+  return turns;
+}
+
+/** Checked against the CreateResponse request of OpenAI's API reference, items as the API takes them back. */
+function checkResponses(req, body, errors) {
+  const w = 'openai-responses';
+  if (req.headers.authorization !== `Bearer ${API_KEY}`) fail(errors, w, 'authorization header missing or wrong');
+  for (const k of Object.keys(body)) if (!RESPONSES_FIELDS.includes(k)) fail(errors, w, `unexpected field ${k}`);
+  if (typeof body.model !== 'string' || !body.model) fail(errors, w, 'model missing');
+  if (!Array.isArray(body.input) || body.input.length === 0) fail(errors, w, 'input missing');
+  if (body.instructions !== undefined && typeof body.instructions !== 'string') fail(errors, w, 'instructions must be a string');
+  if (typeof body.store !== 'boolean') fail(errors, w, 'store must be sent (the API default is true)');
+  if (body.store === false && !body.include?.includes('reasoning.encrypted_content')) fail(errors, w, 'store: false without include: ["reasoning.encrypted_content"] loses the reasoning');
+  if (body.reasoning !== undefined) {
+    const r = body.reasoning;
+    if (r.effort !== undefined && !['none', 'minimal', 'low', 'medium', 'high', 'xhigh'].includes(r.effort)) fail(errors, w, `reasoning.effort ${r.effort}`);
+    if (r.summary !== undefined && !['auto', 'concise', 'detailed'].includes(r.summary)) fail(errors, w, `reasoning.summary ${r.summary}`);
+  }
+  for (const t of body.tools ?? []) {
+    const keys = Object.keys(t).sort().join();
+    if (t.type !== 'function' || !t.name || typeof t.description !== 'string' || t.parameters?.type !== 'object' || typeof t.strict !== 'boolean' || keys !== 'description,name,parameters,strict,type') {
+      fail(errors, w, `bad tool ${JSON.stringify(t)}`);
+    }
+  }
+  if (body.tool_choice !== undefined) {
+    const c = body.tool_choice;
+    const named = c?.type === 'function' && typeof c.name === 'string' && Object.keys(c).length === 2;
+    if (!['none', 'auto', 'required'].includes(c) && !named) fail(errors, w, `bad tool_choice ${JSON.stringify(c)}`);
+    if (!body.tools?.length) fail(errors, w, 'tool_choice without tools');
+    if (named && !body.tools.some((t) => t.name === c.name)) fail(errors, w, `tool_choice names ${c.name}, not a tool`);
+  }
+  const calls = new Map();
+  body.input.forEach((item, i) => {
+    const at = `input[${i}]`;
+    if (item.role !== undefined) {
+      if (!['user', 'assistant', 'system', 'developer'].includes(item.role) || (item.type !== undefined && item.type !== 'message')) fail(errors, w, `${at} bad message`);
+      if (item.role === 'assistant' && (typeof item.content !== 'string' || item.content === '')) fail(errors, w, `${at} an assistant message's content must be non-empty text`);
+      if (Array.isArray(item.content)) {
+        for (const part of item.content) {
+          const ok = (part.type === 'input_text' && typeof part.text === 'string') || (part.type === 'input_image' && typeof part.image_url === 'string' && ['low', 'high', 'auto'].includes(part.detail));
+          if (!ok) fail(errors, w, `${at} bad content part ${JSON.stringify(part)}`);
+        }
+      } else if (typeof item.content !== 'string') fail(errors, w, `${at} content must be text or input parts`);
+    } else if (item.type === 'function_call') {
+      if (!item.call_id || !item.name || typeof item.arguments !== 'string') fail(errors, w, `${at} bad function_call`);
+      calls.set(item.call_id, false);
+    } else if (item.type === 'function_call_output') {
+      if (typeof item.call_id !== 'string' || typeof item.output !== 'string') fail(errors, w, `${at} bad function_call_output`);
+      if (calls.get(item.call_id) !== false) fail(errors, w, `${at} output for ${item.call_id}: no call before it, or answered twice`);
+      calls.set(item.call_id, true);
+    } else if (item.type === 'reasoning') {
+      if (!item.id || !Array.isArray(item.summary) || item.summary.some((x) => x.type !== 'summary_text' || typeof x.text !== 'string')) fail(errors, w, `${at} bad reasoning item`);
+      if (body.store === false && typeof item.encrypted_content !== 'string') fail(errors, w, `${at} a reasoning item without encrypted_content under store: false`);
+      const next = body.input[i + 1];
+      if (!(next?.type === 'function_call' || next?.role === 'assistant' || next?.type === 'reasoning')) fail(errors, w, `${at} reasoning was provided without its required following item`);
+    } else fail(errors, w, `${at} unknown item ${JSON.stringify(item)}`);
+  });
+  for (const [id, answered] of calls) if (!answered) fail(errors, w, `function_call ${id} has no function_call_output`);
+}
+
+const responsesBody = (output, turn, status = 'completed', reason = null) => ({
+  id: `resp_${turn}abc`, object: 'response', created_at: 1700000000 + turn, status, model: 'gpt-test', output,
+  incomplete_details: reason ? { reason } : null, error: null, store: false,
+  usage: { input_tokens: 100 * (turn + 1), input_tokens_details: { cached_tokens: 0 }, output_tokens: 10 + turn, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 110 * (turn + 1) + turn },
+});
+/** The reasoning item the server gives at `turn` (final form: what `.added` streams first differs). */
+const reasoningItem = (turn) => ({ type: 'reasoning', id: `rs_${turn}abc`, summary: [{ type: 'summary_text', text: `Weighing turn ${turn}.` }], encrypted_content: `gAAAAB-enc-${turn}-final` });
+const messageItem = (turn, part) => ({ type: 'message', id: `msg_${turn}abc`, status: 'completed', role: 'assistant', content: [part] });
+const textItem = (text, turn) => messageItem(turn, { type: 'output_text', text, annotations: [] });
+const callItem = (turn, k, name, args) => ({ type: 'function_call', id: `fc_${turn}${k}abc`, call_id: `call_${turn}${k}abc`, name, arguments: args, status: 'completed' });
+
+/**
+ * Each earlier assistant turn that called tools must start with the reasoning item the server gave it,
+ * exactly (the encrypted reasoning of `.done`, not `.added`).
+ */
+function checkReasoningBack(body, errors) {
+  if (body.store !== false) return;
+  responsesTurns(body.input).filter((t) => t.side === 'assistant').forEach((t, turn) => {
+    if (!t.items.some((x) => x.type === 'function_call')) return;
+    const { id, summary, encrypted_content } = reasoningItem(turn);
+    if (!isDeepStrictEqual(t.items[0], { type: 'reasoning', id, summary, encrypted_content })) {
+      errors.push(`openai-responses: turn ${turn}'s reasoning not sent back as given before its calls: ${JSON.stringify(t.items[0])}`);
+    }
+  });
+}
+
 // ---- scenarios ---------------------------------------------------------------------------------------------
 
 /** What the model "does" at `turn` of `scenario`, provider-neutral. */
@@ -172,6 +272,7 @@ function script(scenario, turn, toolTexts) {
  * filter, empty answers, and Anthropic thinking blocks that must come back unchanged before the tool_use.
  */
 function stopScenario(provider, scenario, n, turn, body, errors) {
+  if (provider === 'openai-responses') return responsesStop(scenario, n, turn, body);
   const a = provider === 'anthropic';
   const text = (t, stop) => (a ? anthropicMessage([{ type: 'text', text: t }], turn, stop) : openAiCompletion({ content: t }, turn, stop));
   switch (scenario) {
@@ -202,6 +303,26 @@ function stopScenario(provider, scenario, n, turn, body, errors) {
       errors.push(`anthropic: thinking blocks not sent back as they were: ${JSON.stringify(sent)}`);
       return text('The thinking blocks were lost.', 'end_turn');
     }
+    default: return null;
+  }
+}
+
+/** stopScenario for the Responses API: `status: 'incomplete'` with its reason, refusal parts, empty output. */
+function responsesStop(scenario, n, turn, body) {
+  const thought = body.store === false ? [reasoningItem(turn)] : [];
+  switch (scenario) {
+    case 'cut':
+    case 'alwaysmax':
+      if (n > 1 && scenario === 'cut') return responsesBody([...thought, textItem('Complete answer.', turn)], turn);
+      return responsesBody([...thought, textItem('Let me look', turn), callItem(turn, 0, 'lookup', '{"key": "')], turn, 'incomplete', 'max_output_tokens');
+    case 'refusal':
+      return responsesBody([messageItem(turn, { type: 'refusal', refusal: 'I cannot help with that.' })], turn);
+    case 'filter':
+      return responsesBody([], turn, 'incomplete', 'content_filter');
+    case 'empty':
+    case 'emptytext':
+      if (n > 1) return responsesBody([textItem('After an empty answer.', turn)], turn);
+      return responsesBody(scenario === 'empty' ? [...thought] : [...thought, textItem('', turn)], turn);
     default: return null;
   }
 }
@@ -259,13 +380,49 @@ function openAiFrames(completion) {
 }
 
 /**
+ * A Responses body as its stream. Every second stream's `response.completed` leaves its `output` out (the items
+ * streamed before it stand), so both ways of reading the end are exercised. A reasoning item's `.added` form
+ * carries a placeholder encrypted reasoning: only `.done`'s may be kept.
+ */
+function responsesFrames(resp, n) {
+  let seq = 0;
+  const frame = (type, data, tag) => [type, { type, sequence_number: seq++, ...data }, tag];
+  const frames = [frame('response.created', { response: { ...resp, status: 'in_progress', output: [], usage: null, incomplete_details: null } })];
+  frames.push(frame('response.in_progress', { response: { ...resp, status: 'in_progress', output: [], usage: null, incomplete_details: null } }));
+  resp.output.forEach((item, output_index) => {
+    if (item.type === 'reasoning') {
+      frames.push(frame('response.output_item.added', { output_index, item: { ...item, summary: [], encrypted_content: 'gAAAAB-partial' } }));
+      item.summary.forEach((s, summary_index) => frames.push(frame('response.reasoning_summary_text.delta', { item_id: item.id, output_index, summary_index, delta: s.text })));
+    } else if (item.type === 'message') {
+      frames.push(frame('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } }));
+      item.content.forEach((part, content_index) => {
+        const refusal = part.type === 'refusal';
+        frames.push(frame('response.content_part.added', { item_id: item.id, output_index, content_index, part: refusal ? { type: 'refusal', refusal: '' } : { type: 'output_text', text: '', annotations: [] } }));
+        for (const d of pieces(refusal ? part.refusal : part.text)) {
+          frames.push(frame(refusal ? 'response.refusal.delta' : 'response.output_text.delta', { item_id: item.id, output_index, content_index, delta: d }, 'text'));
+        }
+        frames.push(frame('response.content_part.done', { item_id: item.id, output_index, content_index, part }));
+      });
+    } else if (item.type === 'function_call') {
+      frames.push(frame('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } }));
+      for (const d of pieces(item.arguments)) frames.push(frame('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: d }, 'args'));
+      frames.push(frame('response.function_call_arguments.done', { item_id: item.id, output_index, arguments: item.arguments }));
+    }
+    frames.push(frame('response.output_item.done', { output_index, item }));
+  });
+  const end = resp.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+  frames.push(frame(end, { response: n % 2 ? resp : { ...resp, output: [] } }));
+  return frames;
+}
+
+/**
  * Answers `payload` (a non-streamed body) as server-sent events. `cutAt` ('text' or 'args') closes the
  * connection right after the first frame with that tag: a stream broken mid-answer.
  */
-async function sendStream(res, provider, payload, cutAt) {
+async function sendStream(res, provider, payload, cutAt, n) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const write = (text) => new Promise((resolve) => res.write(text, resolve));
-  const frames = provider === 'anthropic' ? anthropicFrames(payload) : openAiFrames(payload);
+  const frames = provider === 'anthropic' ? anthropicFrames(payload) : provider === 'openai' ? openAiFrames(payload) : responsesFrames(payload, n);
   for (const [name, data, tag] of frames) {
     const text = `${name ? `event: ${name}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
     // Each frame in two writes: a reader must join lines split anywhere.
@@ -282,34 +439,41 @@ async function sendStream(res, provider, payload, cutAt) {
   res.end();
 }
 
-const textOf = (content) => (typeof content === 'string' ? content : content.filter((b) => b.type === 'text').map((b) => b.text).join(' '));
 
 export function startServer() {
   const state = { errors: [], requests: [], counts: new Map() };
   const server = createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
+    // Pages call it too (the Chromium tests): any origin, as the vendors' APIs allow.
+    res.setHeader('access-control-allow-origin', '*');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'authorization, content-type, x-api-key, anthropic-version', 'access-control-max-age': '600' });
+      return res.end();
+    }
     const send = (status, payload, headers = {}) => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(payload));
     };
-    const provider = req.url === '/anthropic/v1/messages' ? 'anthropic' : req.url === '/openai/chat/completions' ? 'openai' : null;
+    const provider = { '/anthropic/v1/messages': 'anthropic', '/openai/chat/completions': 'openai', '/openai-responses/responses': 'openai-responses' }[req.url] ?? null;
     if (req.method !== 'POST' || !provider) return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
     let body;
     try {
       body = JSON.parse(raw);
-      (provider === 'anthropic' ? checkAnthropic : checkOpenAi)(req, body, state.errors);
+      ({ anthropic: checkAnthropic, openai: checkOpenAi, 'openai-responses': checkResponses })[provider](req, body, state.errors);
     } catch (e) {
       return send(400, provider === 'anthropic'
         ? { type: 'error', error: { type: 'invalid_request_error', message: e.message } }
         : { error: { message: e.message, type: 'invalid_request_error', param: null, code: null } });
     }
     state.requests.push({ provider, at: Date.now(), body });
-    const firstUser = body.messages.find((m) => m.role === 'user');
-    const scenario = textOf(firstUser.content).match(/scenario:(\w+)/)?.[1] ?? 'text';
+    const responses = provider === 'openai-responses';
+    const firstUser = (body.messages ?? body.input).find((m) => m.role === 'user');
+    const scenario = (typeof firstUser.content === 'string' ? firstUser.content : firstUser.content.map((p) => p.text ?? '').join(' ')).match(/scenario:(\w+)/)?.[1] ?? 'text';
     const n = (state.counts.get(`${provider}/${scenario}`) ?? 0) + 1;
     state.counts.set(`${provider}/${scenario}`, n);
-    const turn = body.messages.filter((m) => m.role === 'assistant').length;
+    const turn = responses ? responsesTurns(body.input).filter((t) => t.side === 'assistant').length : body.messages.filter((m) => m.role === 'assistant').length;
+    if (responses) checkReasoningBack(body, state.errors);
     if (scenario === 'retry429' && n === 1) {
       return send(429, provider === 'anthropic'
         ? { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } }
@@ -325,11 +489,11 @@ export function startServer() {
       if (!body.stream) return send(200, payload);
       if (provider === 'openai' && body.stream_options?.include_usage !== true) state.errors.push('openai: stream without stream_options.include_usage');
       const cutAt = (scenario === 'cutstream' && n === 1) || scenario === 'alwayscut' ? 'text' : scenario === 'cutargs' && n === 1 ? 'args' : null;
-      return sendStream(res, provider, payload, cutAt);
+      return sendStream(res, provider, payload, cutAt, n);
     };
     const stopped = stopScenario(provider, scenario, n, turn, body, state.errors);
     if (stopped) return answer(stopped);
-    const toolTexts = provider === 'anthropic'
+    const toolTexts = responses ? body.input.filter((x) => x.type === 'function_call_output').map((x) => x.output) : provider === 'anthropic'
       ? body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').map((b) => (b.is_error ? `error: ${b.content}` : b.content))
       : body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     const step = script(scenario === 'retry429' ? 'text' : scenario, turn, toolTexts);
@@ -339,6 +503,12 @@ export function startServer() {
       if (step.text) content.push({ type: 'text', text: step.text });
       calls.forEach(([name, input], k) => content.push({ type: 'tool_use', id: `toolu_0${turn}${k}XYZ`, name, input: typeof input === 'string' ? {} : input }));
       return answer(anthropicMessage(content, turn, calls.length ? 'tool_use' : 'end_turn'));
+    }
+    if (responses) {
+      const output = body.store === false ? [reasoningItem(turn)] : [];
+      if (step.text) output.push(textItem(step.text, turn));
+      calls.forEach(([name, input], k) => output.push(callItem(turn, k, name, typeof input === 'string' ? input : JSON.stringify(input))));
+      return answer(responsesBody(output, turn));
     }
     const message = { content: step.text ?? null };
     if (calls.length) {

@@ -125,6 +125,26 @@ describe('js Worker: POST /stream', () => {
     }
   });
 
+  test('openaiResponses() inside workerd: a streamed tool turn, its reasoning item sent back verbatim with the call', async () => {
+    const w = await startWorker({
+      config: CONFIG,
+      persistTo: dir,
+      vars: { TEST_ROUTES: 'true', MODEL_PROVIDER: 'openai-responses', OPENAI_BASE_URL: `http://127.0.0.1:${provider.port}/openai-responses`, OPENAI_API_KEY: API_KEY, MODEL: 'gpt-test' },
+    });
+    try {
+      const before = provider.state.requests.length;
+      const { events } = await streamEvents(w.url, { message: 'scenario:tool' });
+      assert.match(events.at(-1).data.answer, /^Found /, JSON.stringify(events.at(-1)));
+      const sent = provider.state.requests.slice(before).filter((r) => r.provider === 'openai-responses');
+      assert.equal(sent.length, 2);
+      assert.ok(sent.every((r) => r.body.stream === true && r.body.store === false));
+      assert.deepEqual(sent[1].body.input.find((x) => x.type === 'reasoning'), { type: 'reasoning', id: 'rs_0abc', summary: [{ type: 'summary_text', text: 'Weighing turn 0.' }], encrypted_content: 'gAAAAB-enc-0-final' });
+      assert.deepEqual(provider.state.errors, []);
+    } finally {
+      await w.stop();
+    }
+  });
+
   test('openai() inside workerd streams from the loopback server; a stream cut mid-text is retried after step-restart', async () => {
     const w = await startWorker({
       config: CONFIG,
