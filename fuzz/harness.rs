@@ -17,6 +17,7 @@ fn fuzz_agent(keys: bool) -> resumable_agent::Agent {
             id: id.into(),
             name: name.into(),
             input: json!({"key": id, "question": "Why?"}),
+            signature: None,
         })
     };
     let model = ScriptedModel::new([
@@ -140,6 +141,13 @@ fn responses_response(data: &[u8]) {
     provider_response(&|body| wire.response(body), data);
 }
 
+#[allow(dead_code)]
+fn gemini_response(data: &[u8]) {
+    use resumable_agent::provider::WireFormat;
+    let wire = resumable_agent::provider::gemini::Gemini::new("k", "m");
+    provider_response(&|body| wire.response(body), data);
+}
+
 /// Decisions as JSON text, applied to a run paused on two approvals and to one paused on a question.
 #[allow(dead_code)]
 fn decisions(data: &[u8]) {
@@ -216,11 +224,11 @@ fn sse_stream(data: &[u8]) {
     }
 }
 
-/// A streamed answer of the Responses API, split anywhere (byte 0 is the split point): the same checks as
+/// A streamed answer in `wire`'s format, split anywhere (byte 0 is the split point): the same checks as
 /// [`sse_stream`].
 #[allow(dead_code)]
-fn responses_stream(data: &[u8]) {
-    use resumable_agent::provider::{HttpModel, Retry, responses::OpenAiResponses};
+fn stream_in<W: resumable_agent::provider::WireFormat>(wire: W, data: &[u8]) {
+    use resumable_agent::provider::{HttpModel, Retry};
     use resumable_agent::{Delta, Message, Model, ModelRequest};
     let [split, body @ ..] = data else { return };
     let client = Replay {
@@ -230,10 +238,22 @@ fn responses_stream(data: &[u8]) {
     let messages = [Message::user("hi")];
     let mut deltas = 0usize;
     let mut sink = |_: Delta<'_>| deltas += 1;
-    let m = HttpModel::new(OpenAiResponses::new("k", "m"), client, "k").retry(Retry::default().max_retries(0));
+    let m = HttpModel::new(wire, client, "k").retry(Retry::default().max_retries(0));
     let result = pollster::block_on(m.stream(ModelRequest::new(&messages, &[]), &mut sink));
     assert!(deltas <= body.len() + 1, "more deltas than bytes");
     if let Ok(response) = result {
         run_response(response);
     }
+}
+
+/// A streamed answer of the Responses API.
+#[allow(dead_code)]
+fn responses_stream(data: &[u8]) {
+    stream_in(resumable_agent::provider::responses::OpenAiResponses::new("k", "m"), data);
+}
+
+/// A streamed answer of Gemini.
+#[allow(dead_code)]
+fn gemini_stream(data: &[u8]) {
+    stream_in(resumable_agent::provider::gemini::Gemini::new("k", "m"), data);
 }

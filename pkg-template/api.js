@@ -609,6 +609,9 @@ export const openai = (options) => providerModel('openai', options);
 /** The OpenAI Responses API (and Open Responses servers) over fetch; stateless by default (store: false). */
 export const openaiResponses = (options) => providerModel('openai-responses', options);
 
+/** The Gemini API over fetch; each thought signature is kept in the checkpoint on its part. */
+export const gemini = (options) => providerModel('gemini', options);
+
 /** Workers AI through its binding. */
 export function workersAI(binding, options) {
   return builtinModel(wasm.providerSpec('workers-ai', optionsText(options, 'workersAI(binding, options)'), binding));

@@ -5,10 +5,12 @@
 
 export type Role = 'user' | 'assistant' | 'system';
 
-export interface TextContent { type: 'text'; text: string }
+/** `signature`: a provider's signature over the reasoning behind the part (Gemini), sent back on it. */
+export interface TextContent { type: 'text'; text: string; signature?: string }
 export interface ImageContent { type: 'image'; url: string; mimeType?: string }
 export interface ImageBase64Content { type: 'image_base64'; data: string; mimeType: string }
-export interface ToolUseContent { type: 'tool_use'; id: string; name: string; input: unknown }
+/** `signature`: a provider's signature over the reasoning behind the call (Gemini), sent back on it. */
+export interface ToolUseContent { type: 'tool_use'; id: string; name: string; input: unknown; signature?: string }
 export interface ToolResultContent { type: 'tool_result'; toolUseId: string; content: string; isError?: boolean }
 
 /** Anthropic extended thinking: kept in the history and sent back as it was (the API requires it with tool use). */
@@ -336,7 +338,7 @@ export interface ModelResponse {
 }
 
 /** Why a model stopped. Unknown provider values pass through as they are. */
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'content_filter' | (string & {});
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'content_filter' | 'recitation' | 'prompt_blocked' | (string & {});
 
 /** A model is any async function from a request to a response. */
 export type Model = (request: ModelRequest, call?: { signal: AbortSignal | { readonly aborted: boolean } }) => ModelResponse | Promise<ModelResponse>;
@@ -420,6 +422,22 @@ export function openaiResponses(options: ProviderOptions & {
   store?: boolean;
   /** `reasoning.effort` and `reasoning.summary` of reasoning models. */
   reasoning?: { effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh'; summary?: 'auto' | 'concise' | 'detailed' };
+}): Model;
+
+/**
+ * The Gemini API over fetch: `POST {baseURL}/models/{model}:generateContent` (`:streamGenerateContent?alt=sse`
+ * when watched), the key in `x-goog-api-key` (never in the URL). `baseURL` includes the version (default
+ * `https://generativelanguage.googleapis.com/v1beta`). Gemini signs its reasoning: each `thoughtSignature` is
+ * kept in the checkpoint on the block it came on (`signature` of a text, tool_use or thinking block, an empty
+ * signed text included) and sent back on it, so a paused run resumes elsewhere without Gemini's HTTP 400.
+ * Thought summaries are kept as thinking blocks. Calls without an id get `gc_<responseId>_<n>`. Tools go as
+ * `parametersJsonSchema` (the whole JSON Schema). `extraBody.generationConfig` adds generation settings
+ * (`temperature`, `topP`, …) beside `maxTokens` and `thinking`.
+ */
+export function gemini(options: ProviderOptions & {
+  apiKey: string;
+  /** `thinkingConfig`: a token budget (Gemini 2.5) or a level (Gemini 3), with the thought summaries kept. */
+  thinking?: { budgetTokens: number } | { level: 'minimal' | 'low' | 'medium' | 'high' };
 }): Model;
 
 /** The part of the Workers AI binding (`env.AI`) the provider uses. */
@@ -896,7 +914,7 @@ export class MaxIterationsError extends AgentError {
 
 /** The model threw or answered with something unusable. */
 export class ModelError extends AgentError {
-  /** For HTTP providers: "anthropic", "openai", "openai-responses", "workers-ai". */
+  /** For HTTP providers: "anthropic", "openai", "openai-responses", "gemini", "workers-ai". */
   readonly provider?: string;
   /** For HTTP providers: the status, or null for a network failure or timeout. */
   readonly status?: number | null;
@@ -906,7 +924,8 @@ export class ModelError extends AgentError {
   readonly checkpoint: Checkpoint;
   /**
    * Set when the model stopped without an answer to keep: `max_tokens` (cut at its output limit; raise
-   * `maxTokens` and resume with `''`), `refusal` or `content_filter`. Nothing of that answer was recorded
+   * `maxTokens` and resume with `''`), `refusal`, `content_filter`, `recitation` or `prompt_blocked`
+   * (Gemini). Nothing of that answer was recorded
    * and no tool call of it ran.
    */
   readonly stopReason?: StopReason;

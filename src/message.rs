@@ -46,10 +46,14 @@ pub enum Content {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
-    /// `{ type: "text", text }`
+    /// `{ type: "text", text, signature? }`
     Text {
         /// The text.
         text: String,
+        /// A provider's signature over the reasoning behind this part (Gemini's `thoughtSignature`), sent back on
+        /// the same part. A signed text is kept even when empty.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     /// `{ type: "image", url, mimeType? }`
     Image {
@@ -111,6 +115,32 @@ pub struct ToolUse {
     pub name: String,
     /// The arguments, any JSON value.
     pub input: Value,
+    /// A provider's signature over the reasoning that led to this call (Gemini's `thoughtSignature`), sent back
+    /// on the same call: the API refuses a call's result when its signature is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl ToolUse {
+    /// A call without a signature.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+            signature: None,
+        }
+    }
+}
+
+impl ContentBlock {
+    /// A text block without a signature.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text {
+            text: text.into(),
+            signature: None,
+        }
+    }
 }
 
 /// The answer to one tool call.
@@ -182,7 +212,7 @@ impl Message {
             Content::Blocks(blocks) => blocks
                 .iter()
                 .filter_map(|b| match b {
-                    ContentBlock::Text { text } => Some(text.as_str()),
+                    ContentBlock::Text { text, .. } => Some(text.as_str()),
                     _ => None,
                 })
                 .collect(),
@@ -196,7 +226,7 @@ impl Message {
             && match &self.content {
                 Content::Text(t) => t.is_empty(),
                 Content::Blocks(blocks) => !blocks.iter().any(|b| match b {
-                    ContentBlock::Text { text } => !text.is_empty(),
+                    ContentBlock::Text { text, .. } => !text.is_empty(),
                     ContentBlock::ToolUse(_) => true,
                     _ => false,
                 }),
@@ -450,10 +480,10 @@ impl AnyBlock {
         use BlockField as F;
         let bits = |fields: &[BlockField]| fields.iter().fold(1 << F::Type as u32, |m, f| m | 1 << *f as u32);
         match kind {
-            BlockKind::Text => bits(&[F::Text]),
+            BlockKind::Text => bits(&[F::Text, F::Signature]),
             BlockKind::Image => bits(&[F::Url, F::MimeType]),
             BlockKind::ImageBase64 => bits(&[F::Data, F::MimeType]),
-            BlockKind::ToolUse => bits(&[F::Id, F::Name, F::Input]),
+            BlockKind::ToolUse => bits(&[F::Id, F::Name, F::Input, F::Signature]),
             BlockKind::ToolResult => bits(&[F::ToolUseId, F::Content, F::IsError]),
             BlockKind::Thinking => bits(&[F::Thinking, F::Signature]),
             BlockKind::RedactedThinking => bits(&[F::Data]),
@@ -498,7 +528,12 @@ impl<'de> Deserialize<'de> for AnyBlock {
                         BlockField::Content => b.content = map.next_value()?,
                         BlockField::IsError => b.is_error = map.next_value()?,
                         BlockField::Thinking => b.thinking = map.next_value()?,
-                        BlockField::Signature => b.signature = map.next_value()?,
+                        BlockField::Signature => {
+                            b.signature = map.next_value()?;
+                            if b.signature.is_none() {
+                                altered(); // `null`, written back as no key
+                            }
+                        }
                         BlockField::Summary => b.summary = map.next_value()?,
                         BlockField::EncryptedContent => {
                             b.encrypted_content = map.next_value()?;
@@ -539,6 +574,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
         Ok(match kind {
             BlockKind::Text => ContentBlock::Text {
                 text: need(b.text, "text")?,
+                signature: b.signature,
             },
             BlockKind::Image => ContentBlock::Image {
                 url: need(b.url, "url")?,
@@ -552,6 +588,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
                 id: need(b.id, "id")?,
                 name: need(b.name, "name")?,
                 input: b.input.ok_or_else(|| D::Error::missing_field("input"))?,
+                signature: b.signature,
             }),
             BlockKind::ToolResult => ContentBlock::ToolResult(ToolResult {
                 tool_use_id: need(b.tool_use_id, "toolUseId")?,
@@ -583,6 +620,7 @@ mod tests {
             id: id.into(),
             name: "t".into(),
             input: Value::Null,
+            signature: None,
         })
     }
 
@@ -596,7 +634,7 @@ mod tests {
 
     #[test]
     fn block_rules_are_the_providers_rules() {
-        let text = ContentBlock::Text { text: "x".into() };
+        let text = ContentBlock::text("x");
         assert_eq!(
             block_problem(Role::Assistant, &[text.clone(), call("a"), call("b")]),
             None
@@ -619,7 +657,7 @@ mod tests {
             Some((2, BlockProblem::DuplicateId("a".into())))
         );
         assert_eq!(
-            block_problem(Role::User, &[ContentBlock::Text { text: "x".into() }, result()]),
+            block_problem(Role::User, &[ContentBlock::text("x"), result()]),
             Some((1, BlockProblem::ResultAfterOther))
         );
     }

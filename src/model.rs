@@ -100,18 +100,27 @@ pub enum StopReason {
     StopSequence,
     /// The model declined (Anthropic `refusal`, an OpenAI `refusal`).
     Refusal,
-    /// The provider's content filter stopped it (`content_filter`).
+    /// The provider's content filter stopped it (`content_filter`; Gemini `SAFETY`, `PROHIBITED_CONTENT`,
+    /// `BLOCKLIST`, `SPII`, `IMAGE_SAFETY`).
     ContentFilter,
+    /// Stopped for reciting training data (`recitation`, Gemini `RECITATION`).
+    Recitation,
+    /// The prompt itself was blocked, nothing was written (`prompt_blocked`, Gemini `promptFeedback.blockReason`).
+    PromptBlocked,
     /// Anything else, as the provider wrote it.
     Other(String),
 }
 
 impl StopReason {
-    /// The answer is not one to keep: cut, refused or filtered.
+    /// The answer is not one to keep: cut, refused, filtered, recited or blocked.
     pub fn is_unusable(&self) -> bool {
         matches!(
             self,
-            StopReason::MaxTokens | StopReason::Refusal | StopReason::ContentFilter
+            StopReason::MaxTokens
+                | StopReason::Refusal
+                | StopReason::ContentFilter
+                | StopReason::Recitation
+                | StopReason::PromptBlocked
         )
     }
 }
@@ -125,6 +134,8 @@ impl From<String> for StopReason {
             "stop_sequence" => StopReason::StopSequence,
             "refusal" => StopReason::Refusal,
             "content_filter" => StopReason::ContentFilter,
+            "recitation" => StopReason::Recitation,
+            "prompt_blocked" => StopReason::PromptBlocked,
             _ => StopReason::Other(s),
         }
     }
@@ -146,6 +157,8 @@ impl StopReason {
             StopReason::StopSequence => "stop_sequence",
             StopReason::Refusal => "refusal",
             StopReason::ContentFilter => "content_filter",
+            StopReason::Recitation => "recitation",
+            StopReason::PromptBlocked => "prompt_blocked",
             StopReason::Other(s) => s,
         }
     }
@@ -163,7 +176,7 @@ impl ModelResponse {
 
     /// A final text answer.
     pub fn text(text: impl Into<String>) -> Self {
-        ModelResponse::new(vec![ContentBlock::Text { text: text.into() }])
+        ModelResponse::new(vec![ContentBlock::text(text.into())])
     }
 
     /// The same response with its stop reason.
@@ -185,13 +198,7 @@ impl ModelResponse {
     {
         let content = calls
             .into_iter()
-            .map(|(id, name, input)| {
-                ContentBlock::ToolUse(crate::message::ToolUse {
-                    id: id.into(),
-                    name: name.into(),
-                    input,
-                })
-            })
+            .map(|(id, name, input)| ContentBlock::ToolUse(crate::message::ToolUse::new(id, name, input)))
             .collect();
         ModelResponse::new(content)
     }
@@ -345,7 +352,7 @@ impl ModelResponse {
     pub fn stream_to(&self, sink: &mut dyn DeltaSink) {
         for block in &self.content {
             match block {
-                ContentBlock::Text { text } => {
+                ContentBlock::Text { text, .. } => {
                     for word in text.split_inclusive(' ') {
                         sink.delta(Delta::Text(word));
                     }
@@ -548,6 +555,8 @@ fn stopped_message(reason: &StopReason, text: &str) -> String {
         StopReason::Refusal if text.is_empty() => "the model refused to answer (refusal)".to_owned(),
         StopReason::Refusal => format!("the model refused to answer (refusal): {text}"),
         StopReason::ContentFilter => "the provider's content filter stopped the model's answer (content_filter)".to_owned(),
+        StopReason::Recitation => "the provider stopped the model's answer for reciting its training data (recitation)".to_owned(),
+        StopReason::PromptBlocked => "the provider blocked the prompt, so the model wrote nothing (prompt_blocked)".to_owned(),
         other => format!("the model stopped ({})", other.as_str()),
     }
 }

@@ -61,3 +61,13 @@ fn responses_response_inputs() {
 fn responses_stream_inputs() {
     replay("responses_stream", responses_stream);
 }
+
+#[test]
+fn gemini_response_inputs() {
+    replay("gemini_response", gemini_response);
+}
+
+#[test]
+fn gemini_stream_inputs() {
+    replay("gemini_stream", gemini_stream);
+}

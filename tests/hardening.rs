@@ -164,7 +164,7 @@ fn checkpoints_of(spec: &RunSpec) -> Vec<Checkpoint> {
                     Some((calls, text)) => {
                         let mut blocks: Vec<_> = text
                             .iter()
-                            .map(|t| resumable_agent::ContentBlock::Text { text: t.clone() })
+                            .map(|t| resumable_agent::ContentBlock::text(t.clone()))
                             .collect();
                         blocks.extend(
                             calls
@@ -437,9 +437,7 @@ fn a_resumed_run_still_refuses_what_would_not_read_back_when_its_text_was_short_
 fn signed_paused(counters: &Counters) -> (resumable_agent::Agent, String) {
     let model = TestModel::by_turn([
         turn(vec![
-            resumable_agent::ContentBlock::Text {
-                text: "Looking it up — café ☕\n".into(),
-            },
+            resumable_agent::ContentBlock::text("Looking it up — café ☕\n"),
             call(
                 "c1",
                 "lookup",

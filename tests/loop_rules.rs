@@ -25,11 +25,8 @@ fn result_blocks(m: &resumable_agent::Message) -> Vec<(String, String, bool)> {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn rule1_text_only_completes_with_joined_text_usage_and_one_iteration() {
-    let model = TestModel::new([turn(vec![
-        ContentBlock::Text { text: "Hello, ".into() },
-        ContentBlock::Text { text: "world.".into() },
-    ])
-    .with_usage(12, 3)]);
+    let model =
+        TestModel::new([turn(vec![ContentBlock::text("Hello, "), ContentBlock::text("world.")]).with_usage(12, 3)]);
     let agent = agent_with(model.clone(), &Counters::default()).build().unwrap();
     let done = block_on(agent.prompt("Hi")).unwrap().assert_complete().unwrap();
     assert_eq!(done.text, "Hello, world.");
@@ -46,9 +43,7 @@ fn rule1_calls_run_in_order_and_are_answered_in_one_message_including_errors() {
     let counters = Counters::default();
     let model = TestModel::new([
         turn(vec![
-            ContentBlock::Text {
-                text: "Working.".into(),
-            },
+            ContentBlock::text("Working."),
             call("a", "lookup", json!({"key": "x"})),
             call("b", "nope", json!({})),
             call("c", "fail", json!({"why": "disk"})),

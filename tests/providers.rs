@@ -8,6 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
 use resumable_agent::provider::anthropic::Anthropic;
+use resumable_agent::provider::gemini::Gemini;
 use resumable_agent::provider::openai::OpenAi;
 use resumable_agent::provider::responses::OpenAiResponses;
 use resumable_agent::provider::{HttpModel, ReqwestClient, Retry};
@@ -96,6 +97,10 @@ fn model(provider: &str, base: &str, retries: u32) -> Box<dyn Fn() -> Agent> {
             let mut wire = OpenAi::new(API_KEY, "gpt-test");
             wire.base_url = format!("{base}/openai");
             Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
+        } else if provider == "gemini" {
+            let mut wire = Gemini::new(API_KEY, "gemini-test");
+            wire.base_url = format!("{base}/gemini");
+            Agent::builder(HttpModel::new(wire, ReqwestClient::default(), API_KEY).retry(retry))
         } else {
             let mut wire = OpenAiResponses::new(API_KEY, "gpt-test");
             wire.base_url = format!("{base}/openai-responses");
@@ -118,7 +123,7 @@ fn compact(v: &Value) -> String {
 async fn both_providers_natively_through_every_scenario() {
     let mut server = Server::start();
     let mut everything = String::new(); // every checkpoint and error, for the key check
-    for provider in ["anthropic", "openai", "openai-responses"] {
+    for provider in ["anthropic", "openai", "openai-responses", "gemini"] {
         let agent = model(provider, &server.base, 2);
 
         let text = agent()
@@ -231,13 +236,21 @@ async fn both_providers_natively_through_every_scenario() {
         );
 
         for (scenario, want, want_text) in [
-            ("refusal", StopReason::Refusal, "I cannot help with that."),
             (
-                "filter",
-                if provider != "anthropic" {
-                    StopReason::ContentFilter
+                "refusal",
+                if provider == "gemini" {
+                    StopReason::Recitation
                 } else {
                     StopReason::Refusal
+                },
+                "I cannot help with that.",
+            ),
+            (
+                "filter",
+                match provider {
+                    "anthropic" => StopReason::Refusal,
+                    "gemini" => StopReason::PromptBlocked,
+                    _ => StopReason::ContentFilter,
                 },
                 "",
             ),
@@ -287,7 +300,7 @@ async fn both_providers_natively_through_every_scenario() {
     ));
 
     // Streaming natively (reqwest chunks → SSE → deltas), for every wire format.
-    for provider in ["anthropic", "openai", "openai-responses"] {
+    for provider in ["anthropic", "openai", "openai-responses", "gemini"] {
         let agent = model(provider, &server.base, 2);
         let stream = |scenario: &'static str| {
             let agent = agent();

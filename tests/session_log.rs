@@ -225,22 +225,16 @@ fn no_key_is_written_twice_within_the_stores_interval_however_fast_the_steps() {
 /// The agent the fixtures of the previous release were saved with.
 fn fixture_agent(keys: Option<CheckpointKeys>) -> Agent {
     let model = ScriptedModel::new([
-        ModelResponse::new(vec![resumable_agent::ContentBlock::ToolUse(resumable_agent::ToolUse {
-            id: "l1".into(),
-            name: "lookup".into(),
-            input: json!({"key": "a"}),
-        })]),
+        ModelResponse::new(vec![resumable_agent::ContentBlock::ToolUse(
+            resumable_agent::ToolUse::new("l1", "lookup", json!({"key": "a"})),
+        )]),
         ModelResponse::new(vec![
-            resumable_agent::ContentBlock::ToolUse(resumable_agent::ToolUse {
-                id: "q1".into(),
-                name: "ask_user".into(),
-                input: json!({"question": "Which city?"}),
-            }),
-            resumable_agent::ContentBlock::ToolUse(resumable_agent::ToolUse {
-                id: "l2".into(),
-                name: "lookup".into(),
-                input: json!({"key": "b"}),
-            }),
+            resumable_agent::ContentBlock::ToolUse(resumable_agent::ToolUse::new(
+                "q1",
+                "ask_user",
+                json!({"question": "Which city?"}),
+            )),
+            resumable_agent::ContentBlock::ToolUse(resumable_agent::ToolUse::new("l2", "lookup", json!({"key": "b"}))),
         ]),
     ])
     .then(|req| {

@@ -231,7 +231,10 @@ pub(crate) fn explain_blocks(blocks: &[Value], path: &str) -> Result<(), Checkpo
             .as_str()
             .ok_or_else(|| expected(&join(&bp, "type"), "a string", ty))?;
         match ty {
-            "text" => string(o, "text", &bp, false)?,
+            "text" => {
+                string(o, "text", &bp, false)?;
+                string(o, "signature", &bp, true)?;
+            }
             "image" => {
                 string(o, "url", &bp, false)?;
                 string(o, "mimeType", &bp, true)?;
@@ -244,6 +247,7 @@ pub(crate) fn explain_blocks(blocks: &[Value], path: &str) -> Result<(), Checkpo
                 string(o, "id", &bp, false)?;
                 string(o, "name", &bp, false)?;
                 required(o, "input", &bp)?;
+                string(o, "signature", &bp, true)?;
             }
             "tool_result" => explain_tool_result(o, &bp)?,
             "thinking" => {

@@ -161,7 +161,9 @@ impl Anthropic {
 /// A block in the API's shape, or `None` for one another provider's (a Responses reasoning item).
 fn block(b: &ContentBlock) -> Option<Value> {
     Some(match b {
-        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+        // An empty text is another provider's signed part: the API refuses empty text blocks.
+        ContentBlock::Text { text, .. } if text.is_empty() => return None,
+        ContentBlock::Text { text, .. } => json!({"type": "text", "text": text}),
         ContentBlock::Image { url, .. } => json!({"type": "image", "source": {"type": "url", "url": url}}),
         ContentBlock::ImageBase64 { data, mime_type } => {
             json!({"type": "image", "source": {"type": "base64", "media_type": mime_type, "data": data}})
@@ -221,9 +223,9 @@ impl WireFormat for Anthropic {
         let mut content = Vec::new();
         for (i, b) in blocks.iter().enumerate() {
             match b.get("type").and_then(Value::as_str) {
-                Some("text") => content.push(ContentBlock::Text {
-                    text: b.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
-                }),
+                Some("text") => content.push(ContentBlock::text(
+                    b.get("text").and_then(Value::as_str).unwrap_or_default(),
+                )),
                 Some("tool_use") => {
                     let field = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_owned);
                     let (Some(id), Some(name)) = (field("id"), field("name")) else {
@@ -233,6 +235,7 @@ impl WireFormat for Anthropic {
                         id,
                         name,
                         input: b.get("input").cloned().unwrap_or(json!({})),
+                        signature: None,
                     }));
                 }
                 Some("thinking") => content.push(ContentBlock::Thinking {

@@ -11,6 +11,7 @@ use crate::model::{Model, ModelRequest, ModelResponse};
 use crate::platform::{MaybeSend, MaybeSync};
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai;
 mod options;
 pub mod responses;

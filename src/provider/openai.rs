@@ -91,7 +91,7 @@ pub(crate) fn chat_body(request: &ModelRequest<'_>) -> Map<String, Value> {
                             let content = if r.is_error { format!("Error: {}", r.content) } else { r.content.clone() };
                             messages.push(json!({"role": "tool", "tool_call_id": r.tool_use_id, "content": content}));
                         }
-                        ContentBlock::Text { text } => parts.push(json!({"type": "text", "text": text})),
+                        ContentBlock::Text { text, .. } => parts.push(json!({"type": "text", "text": text})),
                         ContentBlock::Image { url, .. } => parts.push(json!({"type": "image_url", "image_url": {"url": url}})),
                         ContentBlock::ImageBase64 { data, mime_type } => parts.push(
                             json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}}),
@@ -134,7 +134,7 @@ fn assistant(blocks: &[ContentBlock]) -> Value {
     let text: String = blocks
         .iter()
         .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
+            ContentBlock::Text { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect();
@@ -168,7 +168,7 @@ pub(crate) fn chat_response(body: &Value) -> Result<ModelResponse, ModelError> {
         })?;
     let mut content = Vec::new();
     if let Some(text) = message.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-        content.push(ContentBlock::Text { text: text.to_owned() });
+        content.push(ContentBlock::text(text));
     }
     for (i, call) in message
         .get("tool_calls")
@@ -192,9 +192,7 @@ pub(crate) fn chat_response(body: &Value) -> Result<ModelResponse, ModelError> {
         .map(|r| StopReason::from(r.to_owned()));
     // A refusal (structured outputs) is its own field; it is the model declining, not an answer.
     if let Some(refusal) = message.get("refusal").and_then(Value::as_str).filter(|r| !r.is_empty()) {
-        response.content = vec![ContentBlock::Text {
-            text: refusal.to_owned(),
-        }];
+        response.content = vec![ContentBlock::text(refusal)];
         response.stop_reason = Some(StopReason::Refusal);
     }
     Ok(response)
@@ -216,6 +214,7 @@ pub(crate) fn tool_use(id: Option<&Value>, name: Option<&Value>, args: Option<&V
         id,
         name,
         input: arguments(args),
+        signature: None,
     })
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::anthropic::Anthropic;
+use super::gemini::{Gemini, Thinking};
 use super::openai::OpenAi;
 use super::responses::OpenAiResponses;
 use super::{HttpClient, HttpModel, Retry, ToolChoice, WireFormat};
@@ -53,6 +54,19 @@ const RESPONSES_KEYS: &[&str] = &[
     "store",
     "reasoning",
 ];
+const GEMINI_KEYS: &[&str] = &[
+    "apiKey",
+    "model",
+    "baseURL",
+    "maxTokens",
+    "thinking",
+    "headers",
+    "maxRetries",
+    "timeoutMs",
+    "signal",
+    "toolChoice",
+    "extraBody",
+];
 /// Other SDKs' names for the same options.
 const HINTS: &[(&str, &str)] = &[
     ("baseUrl", "baseURL"),
@@ -94,6 +108,13 @@ const RESPONSES_WRITES: &[(&str, &str)] = &[
     ("include", "store (false asks for the encrypted reasoning)"),
     ("reasoning", "reasoning"),
     ("stream", "the run (it streams when watched)"),
+];
+/// The body fields Gemini's format writes itself (`generationConfig` takes other settings beside these).
+const GEMINI_WRITES: &[(&str, &str)] = &[
+    ("contents", "the run"),
+    ("systemInstruction", "the agent's instructions"),
+    ("tools", "the agent's tools"),
+    ("toolConfig", "toolChoice"),
 ];
 /// The body fields Chat Completions' format writes itself.
 const OPENAI_WRITES: &[(&str, &str)] = &[
@@ -359,6 +380,71 @@ impl OpenAiResponses {
                 wire.reasoning_effort =
                     one_of(&mut r, "effort", &["none", "minimal", "low", "medium", "high", "xhigh"])?;
                 wire.reasoning_summary = one_of(&mut r, "summary", &["auto", "concise", "detailed"])?;
+            }
+            Ok(Configured {
+                wire,
+                retry: c.retry,
+                api_key,
+            })
+        };
+        read().map_err(AgentError::Config)
+    }
+}
+
+impl Gemini {
+    /// Reads the options of the npm package's `gemini({ apiKey, model, baseURL?, maxTokens?, thinking?: {
+    /// budgetTokens } | { level }, toolChoice?, extraBody?, headers?, maxRetries?, timeoutMs? })`: the settings and
+    /// the retry policy.
+    ///
+    /// # Errors
+    /// [`AgentError::Config`] naming the option that is unknown, missing or wrong.
+    pub fn from_options(options: Value) -> Result<Configured<Self>, AgentError> {
+        let what = "gemini(options)";
+        let read = || -> Result<Configured<Self>, String> {
+            let mut o = Options::new(options, what, GEMINI_KEYS, HINTS)?;
+            let c = common(&mut o, what, true, GEMINI_WRITES)?;
+            if let Some(Value::Object(g)) = c.extra_body.get("generationConfig") {
+                for (k, by) in [("maxOutputTokens", "maxTokens"), ("thinkingConfig", "thinking")] {
+                    if g.contains_key(k) {
+                        return Err(format!(
+                            "{what}.extraBody.generationConfig.{k}: written by the provider itself; set it with {by}"
+                        ));
+                    }
+                }
+            }
+            let api_key = c.api_key.unwrap_or_default();
+            let mut wire = Gemini::new(&api_key, c.model);
+            if let Some(url) = c.base_url {
+                wire.base_url = url;
+            }
+            wire.max_tokens = c.max_tokens;
+            wire.headers = c.headers;
+            if let Some(t) = c.timeout {
+                wire.timeout = t;
+            }
+            wire.tool_choice = c.tool_choice;
+            wire.extra_body = c.extra_body;
+            if let Some(t) = o.take("thinking") {
+                let at = format!("{what}.thinking");
+                let mut t = Options::new(
+                    t,
+                    &at,
+                    &["budgetTokens", "level"],
+                    &[
+                        ("thinkingBudget", "budgetTokens"),
+                        ("thinkingLevel", "level"),
+                        ("budget", "budgetTokens"),
+                    ],
+                )?;
+                let budget = t.integer("budgetTokens", 0)?;
+                let level = one_of(&mut t, "level", &["minimal", "low", "medium", "high"])?;
+                wire.thinking = Some(match (budget, level) {
+                    (Some(b), None) => {
+                        Thinking::Budget(u32::try_from(b).map_err(|_| format!("{at}.budgetTokens: too large"))?)
+                    }
+                    (None, Some(l)) => Thinking::Level(l),
+                    _ => return Err(format!("{at}: expected {{ budgetTokens }} or {{ level }}, one of them")),
+                });
             }
             Ok(Configured {
                 wire,

@@ -163,7 +163,7 @@ impl OpenAiResponses {
         };
         for b in blocks {
             match b {
-                ContentBlock::Text { text: t } => text.push_str(t),
+                ContentBlock::Text { text: t, .. } => text.push_str(t),
                 ContentBlock::Reasoning(r) => {
                     flush(&mut text, items);
                     if let Some(item) = self.reasoning_item(r) {
@@ -223,7 +223,7 @@ fn user(role: Role, blocks: &[ContentBlock], items: &mut Vec<Value>) {
                 let output = if r.is_error { format!("Error: {}", r.content) } else { r.content.clone() };
                 items.push(json!({"type": "function_call_output", "call_id": r.tool_use_id, "output": output}));
             }
-            ContentBlock::Text { text } => parts.push(json!({"type": "input_text", "text": text})),
+            ContentBlock::Text { text, .. } => parts.push(json!({"type": "input_text", "text": text})),
             ContentBlock::Image { url, .. } => {
                 parts.push(json!({"type": "input_image", "image_url": url, "detail": "auto"}));
             }
@@ -327,7 +327,7 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
                 for part in item.get("content").and_then(Value::as_array).into_iter().flatten() {
                     let text = |k: &str| part.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
                     match part.get("type").and_then(Value::as_str) {
-                        Some("output_text") => content.push(ContentBlock::Text { text: text("text") }),
+                        Some("output_text") => content.push(ContentBlock::text(text("text"))),
                         Some("refusal") => refusal = Some(text("refusal")),
                         _ => {}
                     }
@@ -344,6 +344,7 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
                     id,
                     name,
                     input: arguments(item.get("arguments")),
+                    signature: None,
                 }));
             }
             // Built-in tools' items (web search, …) carry nothing this loop acts on.
@@ -379,7 +380,7 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
         StopReason::EndTurn
     });
     if let Some(r) = refusal {
-        response.content = vec![ContentBlock::Text { text: r }];
+        response.content = vec![ContentBlock::text(r)];
         response.stop_reason = Some(StopReason::Refusal);
     }
     Ok(response)

@@ -241,7 +241,7 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
     }
     let mut content = Vec::new();
     if let Some(text) = body.get("response").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-        content.push(ContentBlock::Text { text: text.to_owned() });
+        content.push(ContentBlock::text(text));
     }
     for (i, call) in body
         .get("tool_calls")

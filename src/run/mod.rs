@@ -491,9 +491,10 @@ impl<'c> Run<'c> {
             });
         }
         // Providers refuse empty text blocks in a history.
+        // A signed one stays: the signature goes back on that part (Gemini signs an empty final part).
         response
             .content
-            .retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
+            .retain(|b| !matches!(b, ContentBlock::Text { text, signature: None } if text.is_empty()));
         self.check_response(&response.content)?;
         for b in &mut response.content {
             if let ContentBlock::ToolUse(u) = b {

@@ -113,11 +113,11 @@ impl<'c> Run<'c> {
         match self.state.messages.last_mut() {
             Some(last) if last.role == Role::User => {
                 let earlier = match std::mem::replace(&mut last.content, Content::Blocks(Vec::new())) {
-                    Content::Text(t) => vec![ContentBlock::Text { text: t }],
+                    Content::Text(t) => vec![ContentBlock::text(t)],
                     Content::Blocks(b) => b,
                 };
                 let mut blocks = earlier;
-                blocks.push(ContentBlock::Text { text });
+                blocks.push(ContentBlock::text(text));
                 last.content = Content::Blocks(blocks);
             }
             _ => self.state.messages.push(Message::user(text)),

@@ -790,7 +790,7 @@ mod tests {
         after.close_turn();
         after
             .messages
-            .push(Message::assistant(vec![ContentBlock::Text { text: "done".into() }]));
+            .push(Message::assistant(vec![ContentBlock::text("done")]));
         after.iterations = 2;
         let d = round_trip(
             &next,
@@ -815,7 +815,7 @@ mod tests {
         base.messages.truncate(1);
         for i in 0..6 {
             base.messages
-                .push(Message::assistant(vec![ContentBlock::Text { text: format!("a{i}") }]));
+                .push(Message::assistant(vec![ContentBlock::text(format!("a{i}"))]));
             base.messages.push(Message::user(format!("u{i}")));
         }
         // Compaction dropped 1..5, then the last user message was edited and a state appeared.

@@ -16,6 +16,7 @@ use super::agent::call_js;
 use super::convert::{agent_error, config_error, fields, get, json_text, model_error, string_of, to_js};
 use super::glue::{append_messages, describe, error_message, error_name, model_request};
 use crate::provider::anthropic::Anthropic;
+use crate::provider::gemini::Gemini;
 use crate::provider::openai::OpenAi;
 use crate::provider::responses::OpenAiResponses;
 use crate::provider::{FetchClient, WorkersAi};
@@ -239,6 +240,11 @@ pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<
                 .map_err(|e| agent_error(e, None, None))?
                 .model(client()),
         ),
+        Some("gemini") => Box::new(
+            Gemini::from_options(options()?)
+                .map_err(|e| agent_error(e, None, None))?
+                .model(client()),
+        ),
         Some("openai-responses") => Box::new(
             OpenAiResponses::from_options(options()?)
                 .map_err(|e| agent_error(e, None, None))?
@@ -257,7 +263,7 @@ pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<
 #[wasm_bindgen(js_name = providerSpec)]
 pub fn provider_spec(kind: &str, options: JsValue, extra: JsValue) -> Result<JsValue, JsValue> {
     let spec = match kind {
-        "anthropic" | "openai" | "openai-responses" => {
+        "anthropic" | "openai" | "openai-responses" | "gemini" => {
             fields(&[("kind", kind.into()), ("options", options), ("signal", extra)])
         }
         "workers-ai" => {

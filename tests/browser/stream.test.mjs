@@ -130,6 +130,37 @@ test('openaiResponses() in the page itself: paused on a question, resumed from i
   await context.close();
 });
 
+test('gemini() in the page itself: paused on a question, resumed from its JSON, the call\'s signature sent back', { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(pageUrl);
+  const before = provider.state.requests.length;
+  const out = await page.evaluate(async ({ base, key }) => {
+    const pkg = await import('/pkg/browser.js');
+    const make = () => pkg.agent({
+      model: pkg.gemini({ apiKey: key, model: 'gemini-test', baseURL: `${base}/gemini` }),
+      tools: [
+        pkg.defineTool({ name: 'lookup', description: 'Looks a key up.', schema: (s) => ({ key: s.string().required() }), handle: ({ key }) => ({ key, value: `v-${key}` }) }),
+        pkg.defineTool({ name: 'ask_user', description: 'Asks the human.', schema: (s) => ({ question: s.string().required() }), handle: ({ question }) => { throw new pkg.InterruptError(question); } }),
+      ],
+    });
+    const paused = await make().prompt('scenario:parallel');
+    const saved = JSON.stringify(paused.checkpoint);
+    const done = await make().resume(saved, 'blue');
+    return { question: paused.question, text: done.text };
+  }, { base: `http://127.0.0.1:${provider.port}`, key: API_KEY });
+  assert.equal(out.question, 'Which colour?');
+  assert.equal(out.text, 'Results: {"key":"a","value":"v-a"} | blue | {"key":"c","value":"v-c"}');
+  const sent = provider.state.requests.slice(before);
+  assert.equal(sent.length, 2);
+  assert.equal(sent[1].body.contents[1].parts[1].thoughtSignature, 'sig-call-0');
+  assert.deepEqual(provider.state.errors, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the page reloaded mid-run reconnects with Last-Event-ID: the run went on in the Worker and nothing is missed', { timeout: 120_000 }, async () => {
   // A slow model: the answer is still being made when the page reloads.
   const w = await startWorker({ config: CONFIG, persistTo: dir, vars: { TEST_ROUTES: 'true', ALLOWED_ORIGINS: pageOrigin(), TEST_MODEL_DELAY_MS: '1500' } });

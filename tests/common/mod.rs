@@ -242,11 +242,7 @@ pub fn agent_with_gates(model: Arc<TestModel>, counters: &Counters) -> AgentBuil
 }
 
 pub fn call(id: &str, name: &str, input: Value) -> ContentBlock {
-    ContentBlock::ToolUse(resumable_agent::ToolUse {
-        id: id.into(),
-        name: name.into(),
-        input,
-    })
+    ContentBlock::ToolUse(resumable_agent::ToolUse::new(id, name, input))
 }
 
 pub fn turn(blocks: Vec<ContentBlock>) -> ModelResponse {

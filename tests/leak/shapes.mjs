@@ -8,7 +8,7 @@
 // Memory is sampled after a full GC every `requests / 10` requests; `keptBytesPerRequest` is the
 // least-squares slope of (JS heap + external, which includes the wasm memory) over those samples.
 import {
-  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses,
+  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini,
 } from 'resumable-agent';
 
 const glue = await import(new URL('./resumable_agent.js', import.meta.resolve('resumable-agent')).href);
@@ -87,6 +87,13 @@ const responsesEvents = [
   { type: 'response.completed', response: { status: 'completed', output: [reasoningItem, textItem], usage: { input_tokens: 3, output_tokens: 2 } } },
 ];
 const responsesText = responsesEvents.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+// A streamed Gemini answer: text in pieces, an empty signed part last (kept in the checkpoint).
+const geminiText = [
+  { candidates: [{ content: { role: 'model', parts: [{ text: 'Hello ' }] } }], responseId: 'r1' },
+  { candidates: [{ content: { role: 'model', parts: [{ text: 'there.' }] } }], responseId: 'r1' },
+  { candidates: [{ content: { role: 'model', parts: [{ text: '', thoughtSignature: 'sig-leak' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 }, responseId: 'r1' },
+].map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join('');
+const geminiProvider = gemini({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9/v1beta' });
 const responsesProvider = openaiResponses({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9/v1' });
 
 export const SHAPES = {
@@ -109,6 +116,18 @@ export const SHAPES = {
       for await (const e of s) if (e.type === 'text-delta') text += e.text;
       const r = await s.result;
       expect(text === 'Hello there.' && r.checkpoint.messages[1].content[0].encryptedContent === 'gAAAA-leak', 'streamed, reasoning kept');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  },
+  'gemini-stream': async () => {
+    globalThis.fetch = async () => new Response(geminiText, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    try {
+      let text = '';
+      const s = agent({ model: geminiProvider }).stream({ prompt: 'hi' });
+      for await (const e of s) if (e.type === 'text-delta') text += e.text;
+      const r = await s.result;
+      expect(text === 'Hello there.' && r.checkpoint.messages[1].content.at(-1).signature === 'sig-leak', 'streamed, signature kept');
     } finally {
       globalThis.fetch = realFetch;
     }

@@ -26,9 +26,10 @@ after(() => {
   assert.deepEqual(srv.state.errors, [], 'every request was valid for its wire format');
 });
 
-const requestsFor = (scenario) => srv.state.requests.filter((r) => JSON.stringify(r.body.messages ?? r.body.input).includes(`scenario:${scenario}`));
+const conversation = (body) => body.messages ?? body.input ?? body.contents;
+const requestsFor = (scenario) => srv.state.requests.filter((r) => JSON.stringify(conversation(r.body)).includes(`scenario:${scenario}`));
 
-for (const provider of ['anthropic', 'openai', 'openai-responses']) {
+for (const provider of ['anthropic', 'openai', 'openai-responses', 'gemini']) {
   describe(provider, () => {
     const run = async (scenario, extra) => {
       const result = await makeAgent(provider, base, API_KEY, extra).prompt(`scenario:${scenario} please`);
@@ -50,11 +51,12 @@ for (const provider of ['anthropic', 'openai', 'openai-responses']) {
     });
 
     test('toolChoice and extraBody reach every request in the provider\'s shape; a tool-only turn goes back with content ""', async () => {
-      const extraBody = provider === 'anthropic' ? { temperature: 0.2, top_k: 40 } : { temperature: 0.2, parallel_tool_calls: false };
+      const extraBody = { anthropic: { temperature: 0.2, top_k: 40 }, gemini: { safetySettings: [], generationConfig: { temperature: 0.2 } } }[provider] ?? { temperature: 0.2, parallel_tool_calls: false };
+      const mode = (m, names) => ({ functionCallingConfig: { mode: m, ...(names ? { allowedFunctionNames: names } : {}) } });
       for (const [toolChoice, wire] of [
-        [{ name: 'lookup' }, { anthropic: { type: 'tool', name: 'lookup' }, openai: { type: 'function', function: { name: 'lookup' } }, 'openai-responses': { type: 'function', name: 'lookup' } }[provider]],
-        ['required', provider === 'anthropic' ? { type: 'any' } : 'required'],
-        ['none', provider === 'anthropic' ? { type: 'none' } : 'none'],
+        [{ name: 'lookup' }, { anthropic: { type: 'tool', name: 'lookup' }, openai: { type: 'function', function: { name: 'lookup' } }, 'openai-responses': { type: 'function', name: 'lookup' }, gemini: mode('ANY', ['lookup']) }[provider]],
+        ['required', { anthropic: { type: 'any' }, gemini: mode('ANY') }[provider] ?? 'required'],
+        ['none', { anthropic: { type: 'none' }, gemini: mode('NONE') }[provider] ?? 'none'],
       ]) {
         const before = requestsFor('choice').filter((q) => q.provider === provider).length;
         const r = await run('choice', { toolChoice, extraBody });
@@ -62,8 +64,8 @@ for (const provider of ['anthropic', 'openai', 'openai-responses']) {
         const sent = requestsFor('choice').filter((q) => q.provider === provider).slice(before);
         assert.equal(sent.length, 2);
         for (const q of sent) {
-          assert.deepEqual(q.body.tool_choice, wire, JSON.stringify(toolChoice));
-          for (const [k, v] of Object.entries(extraBody)) assert.equal(q.body[k], v, k);
+          assert.deepEqual(provider === 'gemini' ? q.body.toolConfig : q.body.tool_choice, wire, JSON.stringify(toolChoice));
+          for (const [k, v] of Object.entries(extraBody)) assert.deepEqual(q.body[k], v, k);
         }
         if (provider === 'openai') {
           const call = sent[1].body.messages.find((m) => m.tool_calls);
@@ -76,10 +78,10 @@ for (const provider of ['anthropic', 'openai', 'openai-responses']) {
       const make = (extra) => makeAgent(provider, base, API_KEY, extra);
       assert.throws(() => make({ toolChoice: 'any' }), (e) => e instanceof ConfigError && /toolChoice: 'any' is written 'required' here/.test(e.message));
       assert.throws(() => make({ toolChoice: { tool: 'lookup' } }), (e) => e instanceof ConfigError && /toolChoice\.tool: unknown option; did you mean "name"\?/.test(e.message));
-      const conversation = provider === 'openai-responses' ? 'input' : 'messages';
-      assert.throws(() => make({ extraBody: { [conversation]: [] } }), (e) => e instanceof ConfigError && e.message.includes(`extraBody.${conversation}: written by the provider itself; set it with the run`));
-      const maxKey = provider === 'openai-responses' ? 'max_output_tokens' : 'max_tokens';
-      assert.throws(() => make({ extraBody: { [maxKey]: 5 } }), (e) => e instanceof ConfigError && e.message.includes(`extraBody.${maxKey}: written by the provider itself; set it with maxTokens`));
+      const history = { 'openai-responses': 'input', gemini: 'contents' }[provider] ?? 'messages';
+      assert.throws(() => make({ extraBody: { [history]: [] } }), (e) => e instanceof ConfigError && e.message.includes(`extraBody.${history}: written by the provider itself; set it with the run`));
+      const [maxKey, maxBody] = { 'openai-responses': ['max_output_tokens', { max_output_tokens: 5 }], gemini: ['generationConfig.maxOutputTokens', { generationConfig: { maxOutputTokens: 5 } }] }[provider] ?? ['max_tokens', { max_tokens: 5 }];
+      assert.throws(() => make({ extraBody: maxBody }), (e) => e instanceof ConfigError && e.message.includes(`extraBody.${maxKey}: written by the provider itself; set it with maxTokens`));
       assert.throws(() => make({ tool_choice: 'auto' }), (e) => e instanceof ConfigError && /did you mean "toolChoice"\?/.test(e.message));
       if (provider === 'anthropic') {
         assert.throws(() => make({ maxTokens: 4096, thinking: { budgetTokens: 1024 }, toolChoice: 'required' }), (e) => e instanceof ConfigError && /with thinking only 'auto' or 'none'/.test(e.message));
@@ -152,21 +154,22 @@ for (const provider of ['anthropic', 'openai', 'openai-responses']) {
       assert.deepEqual(r.usage, { inputTokens: 200, outputTokens: 20 }, 'both calls counted');
     });
 
-    test('a refusal is a ModelError with stopReason "refusal" and the model\'s explanation', async () => {
+    test(provider === 'gemini' ? 'recitation is a ModelError with stopReason "recitation"' : 'a refusal is a ModelError with stopReason "refusal" and the model\'s explanation', async () => {
       const err = await makeAgent(provider, base, API_KEY).prompt('scenario:refusal').catch((e) => e);
       seen.push(err, err.checkpoint);
       assert.ok(err instanceof ModelError, String(err));
-      assert.equal(err.stopReason, 'refusal');
+      assert.equal(err.stopReason, provider === 'gemini' ? 'recitation' : 'refusal');
       assert.equal(err.text, 'I cannot help with that.');
-      assert.match(err.message, /refused to answer \(refusal\): I cannot help with that\./);
+      assert.match(err.message, provider === 'gemini' ? /reciting its training data \(recitation\)/ : /refused to answer \(refusal\): I cannot help with that\./);
       assert.equal(err.checkpoint.messages.length, 1);
     });
 
-    test(provider !== 'anthropic' ? 'a content filter is a ModelError with stopReason "content_filter"' : 'a refusal without text', async () => {
+    const filtered = { anthropic: 'refusal', gemini: 'prompt_blocked' }[provider] ?? 'content_filter';
+    test(`a filtered answer is a ModelError with stopReason "${filtered}"`, async () => {
       const err = await makeAgent(provider, base, API_KEY).prompt('scenario:filter').catch((e) => e);
       seen.push(err, err.checkpoint);
       assert.ok(err instanceof ModelError, String(err));
-      assert.equal(err.stopReason, provider !== 'anthropic' ? 'content_filter' : 'refusal');
+      assert.equal(err.stopReason, filtered);
       assert.equal(err.text, '');
     });
 
@@ -177,10 +180,10 @@ for (const provider of ['anthropic', 'openai', 'openai-responses']) {
       assert.deepEqual(r.structured, { city: 'Paris', population: 2102650 });
       assert.equal(r.iterations, 2);
       const sent = requestsFor('structured').filter((q) => q.provider === provider);
-      const tools = provider === 'openai' ? sent[0].body.tools.map((t) => t.function) : sent[0].body.tools;
+      const tools = { openai: () => sent[0].body.tools.map((t) => t.function), gemini: () => sent[0].body.tools[0].functionDeclarations }[provider]?.() ?? sent[0].body.tools;
       const finalAnswer = tools.find((t) => t.name === 'final_answer');
-      assert.deepEqual(finalAnswer[provider === 'anthropic' ? 'input_schema' : 'parameters'].required, ['city', 'population']);
-      const feedback = JSON.stringify(sent.at(-1).body.messages ?? sent.at(-1).body.input);
+      assert.deepEqual(finalAnswer[{ anthropic: 'input_schema', gemini: 'parametersJsonSchema' }[provider] ?? 'parameters'].required, ['city', 'population']);
+      const feedback = JSON.stringify(conversation(sent.at(-1).body));
       assert.match(feedback, /missing required property \\"population\\"/);
     });
 
@@ -202,7 +205,7 @@ for (const provider of ['anthropic', 'openai', 'openai-responses']) {
   });
 }
 
-for (const provider of ['anthropic', 'openai', 'openai-responses']) {
+for (const provider of ['anthropic', 'openai', 'openai-responses', 'gemini']) {
   describe(`${provider} streaming`, () => {
     const streamed = async (scenario, extra) => {
       const events = [];
@@ -235,7 +238,7 @@ for (const provider of ['anthropic', 'openai', 'openai-responses']) {
     test('a tool call\'s input arrives as tool-call-delta events; the call runs once, with the whole input', async () => {
       const { events, result } = await streamed('tool');
       const pieces = deltas(events.filter((e) => e.step === 1), 'tool-call-delta', 'inputDelta');
-      assert.ok(pieces.length >= 2);
+      assert.ok(pieces.length >= (provider === 'gemini' ? 1 : 2), 'Gemini sends a call whole');
       assert.deepEqual(JSON.parse(pieces.join('')), { key: 'a' });
       const first = events.find((e) => e.type === 'tool-call-delta');
       assert.equal(first.toolName, 'lookup');
@@ -335,6 +338,60 @@ describe('openai-responses: reasoning state in the checkpoint', () => {
     assert.throws(() => make({ reasoning: { effort: 'max' } }), (e) => e instanceof ConfigError && /reasoning\.effort: expected one of 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', got "max"/.test(e.message));
     assert.throws(() => make({ store: 'no' }), (e) => e instanceof ConfigError && /store/.test(e.message));
     assert.throws(() => make({ extraBody: { include: [] } }), (e) => e instanceof ConfigError && /extraBody\.include: written by the provider itself/.test(e.message));
+  });
+});
+
+describe('gemini: thought signatures in the checkpoint', () => {
+  test('each signature stays on the part it came on, across a pause in another process; the key only in a header', async () => {
+    const paused = await makeAgent('gemini', base, API_KEY).prompt('scenario:parallel');
+    seen.push(paused.checkpoint);
+    assert.ok(isInterrupted(paused));
+    const calls = paused.checkpoint.messages[1].content.filter((b) => b.type === 'tool_use');
+    assert.deepEqual(calls.map((c) => [c.id, c.signature]), [['gc_gemresp0_0', 'sig-call-0'], ['gc_gemresp0_1', undefined], ['gc_gemresp0_2', undefined]], 'only the first call is signed; ids from the response id');
+    const file = join(mkdtempSync(join(tmpdir(), 'cp-')), 'checkpoint.json');
+    writeFileSync(file, JSON.stringify(paused.checkpoint));
+    const child = await promisify(execFile)(process.execPath, [fileURLToPath(new URL('./resume-child.mjs', import.meta.url)), 'gemini', base, file, 'blue'], {
+      encoding: 'utf8', timeout: 30_000, env: { ...process.env, TEST_API_KEY: API_KEY },
+    });
+    const { result } = JSON.parse(child.stdout);
+    seen.push(result);
+    assert.equal(result.text, 'Results: {"key":"a","value":"v-a"} | blue | {"key":"c","value":"v-c"}');
+    const sent = requestsFor('parallel').filter((q) => q.provider === 'gemini').at(-1).body.contents;
+    assert.deepEqual(sent[1].parts.map((p) => p.thoughtSignature), [undefined, 'sig-call-0', undefined, undefined]);
+    assert.deepEqual(sent[2].parts.map((p) => p.functionResponse), [
+      { name: 'lookup', response: { output: '{"key":"a","value":"v-a"}' } },
+      { name: 'ask_user', response: { output: 'blue' } },
+      { name: 'lookup', response: { output: '{"key":"c","value":"v-c"}' } },
+    ]);
+    // The final answer's empty signed text is kept (the empty-text rule drops only unsigned ones).
+    assert.deepEqual(result.checkpoint.messages.at(-1).content.at(-1), { type: 'text', text: '', signature: 'sig-end-1' });
+  });
+
+  test('a streamed run and a plain run of the same answers give the same checkpoint', async () => {
+    const plain = await makeAgent('gemini', base, API_KEY).prompt('scenario:tool');
+    const s = makeAgent('gemini', base, API_KEY).stream({ prompt: 'scenario:tool' });
+    for await (const e of s) void e;
+    const streamed = await s.result;
+    seen.push(plain.checkpoint, streamed.checkpoint);
+    const comparable = (c) => JSON.stringify({ messages: c.messages, usage: c.usage, toolResults: c.toolResults, iterations: c.iterations });
+    assert.equal(comparable(streamed.checkpoint), comparable(plain.checkpoint));
+    assert.equal(requestsFor('tool').filter((q) => q.provider === 'gemini').at(-1).body.stream, true);
+  });
+
+  test('thinking, and bad options named', () => {
+    const make = (extra) => makeAgent('gemini', base, API_KEY, extra);
+    make({ thinking: { budgetTokens: 2048 } });
+    make({ thinking: { level: 'low' } });
+    assert.throws(() => make({ thinking: { budgetTokens: 1024, level: 'low' } }), (e) => e instanceof ConfigError && /thinking: expected \{ budgetTokens \} or \{ level \}, one of them/.test(e.message));
+    assert.throws(() => make({ thinking: { level: 'max' } }), (e) => e instanceof ConfigError && /thinking\.level: expected one of 'minimal', 'low', 'medium', 'high'/.test(e.message));
+    assert.throws(() => makeAgent('gemini', base, '', {}), (e) => e instanceof ConfigError && /gemini\(options\): apiKey is required/.test(e.message));
+  });
+
+  test('thinkingConfig goes in generationConfig beside other settings', async () => {
+    const r = await makeAgent('gemini', base, API_KEY, { maxTokens: 900, thinking: { level: 'low' }, extraBody: { generationConfig: { temperature: 0.3 } } }).prompt('scenario:text');
+    seen.push(r.checkpoint);
+    const sent = requestsFor('text').filter((q) => q.provider === 'gemini').at(-1).body;
+    assert.deepEqual(sent.generationConfig, { maxOutputTokens: 900, thinkingConfig: { thinkingLevel: 'low', includeThoughts: true }, temperature: 0.3 });
   });
 });
 

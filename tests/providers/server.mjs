@@ -238,6 +238,114 @@ function checkReasoningBack(body, errors) {
   });
 }
 
+// ---- Gemini ------------------------------------------------------------------------------------------------
+
+const GEMINI_FIELDS = ['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings'];
+const PART_DATA = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'];
+
+/** Checked against the GenerateContentRequest of Google's API reference. */
+function checkGemini(req, body, errors) {
+  const w = 'gemini';
+  if (req.headers['x-goog-api-key'] !== API_KEY) fail(errors, w, 'x-goog-api-key header missing or wrong');
+  if (req.url.includes('key=')) fail(errors, w, 'the key is in the URL');
+  for (const k of Object.keys(body)) if (!GEMINI_FIELDS.includes(k)) fail(errors, w, `unexpected field ${k}`);
+  if (!Array.isArray(body.contents) || body.contents.length === 0) fail(errors, w, 'contents missing');
+  if (body.systemInstruction !== undefined && !(Array.isArray(body.systemInstruction.parts) && body.systemInstruction.parts.every((p) => typeof p.text === 'string'))) fail(errors, w, 'bad systemInstruction');
+  for (const t of body.tools ?? []) {
+    for (const f of t.functionDeclarations ?? []) {
+      if (!f.name || typeof f.description !== 'string' || f.parametersJsonSchema?.type !== 'object' || f.parameters !== undefined) fail(errors, w, `bad function declaration ${JSON.stringify(f)}`);
+    }
+  }
+  if (body.toolConfig !== undefined) {
+    const c = body.toolConfig.functionCallingConfig;
+    if (!['AUTO', 'ANY', 'NONE'].includes(c?.mode)) fail(errors, w, `bad toolConfig ${JSON.stringify(body.toolConfig)}`);
+    if (!body.tools?.length) fail(errors, w, 'toolConfig without tools');
+    const names = body.tools.flatMap((t) => t.functionDeclarations.map((f) => f.name));
+    if (c.allowedFunctionNames && (c.mode !== 'ANY' || !c.allowedFunctionNames.every((n) => names.includes(n)))) fail(errors, w, `bad allowedFunctionNames ${JSON.stringify(c)}`);
+  }
+  const g = body.generationConfig;
+  if (g?.thinkingConfig && (g.thinkingConfig.thinkingBudget !== undefined) === (g.thinkingConfig.thinkingLevel !== undefined)) fail(errors, w, 'thinkingConfig takes a budget or a level');
+  if (body.contents[0].role !== 'user') fail(errors, w, 'the first content must be the user\'s');
+  body.contents.forEach((c, i) => {
+    if (!['user', 'model'].includes(c.role)) fail(errors, w, `contents[${i}].role ${c.role}`);
+    if (!Array.isArray(c.parts) || c.parts.length === 0) fail(errors, w, `contents[${i}] has no parts`);
+    c.parts.forEach((p, j) => {
+      const data = PART_DATA.filter((k) => p[k] !== undefined);
+      if (data.length !== 1) fail(errors, w, `contents[${i}].parts[${j}] must hold exactly one of ${PART_DATA}: ${JSON.stringify(p)}`);
+      if (p.thoughtSignature !== undefined && (c.role !== 'model' || typeof p.thoughtSignature !== 'string')) fail(errors, w, `contents[${i}].parts[${j}] bad thoughtSignature`);
+      if (p.functionCall && (c.role !== 'model' || !p.functionCall.name || typeof p.functionCall.args !== 'object' || Array.isArray(p.functionCall.args))) fail(errors, w, `contents[${i}].parts[${j}] bad functionCall`);
+      if (p.functionResponse && (c.role !== 'user' || !p.functionResponse.name || typeof p.functionResponse.response !== 'object' || Array.isArray(p.functionResponse.response) || p.functionResponse.response === null)) {
+        fail(errors, w, `contents[${i}].parts[${j}] bad functionResponse (response must be an object)`);
+      }
+    });
+    const calls = c.parts.filter((p) => p.functionCall).map((p) => p.functionCall.name);
+    if (calls.length) {
+      const answers = (body.contents[i + 1]?.parts ?? []).filter((p) => p.functionResponse).map((p) => p.functionResponse.name);
+      if (JSON.stringify(answers) !== JSON.stringify(calls)) fail(errors, w, `contents[${i + 1}] must answer ${calls} in order, answers ${answers}`);
+    }
+  });
+}
+
+const geminiBody = (parts, turn, finish = 'STOP') => ({
+  candidates: [{ content: { role: 'model', parts }, finishReason: finish, index: 0 }],
+  usageMetadata: { promptTokenCount: 100 * (turn + 1), candidatesTokenCount: 8 + turn, thoughtsTokenCount: 2, totalTokenCount: 110 * (turn + 1) + turn },
+  modelVersion: 'gemini-test', responseId: `gemresp${turn}`,
+});
+
+/** A scripted step as Gemini parts: the first call of a turn signed, or else an empty signed text at the end. */
+function geminiParts(step, turn) {
+  const parts = [];
+  if (step.text) parts.push({ text: step.text });
+  (step.calls ?? []).forEach(([name, args], k) => parts.push({ functionCall: { name, args: typeof args === 'string' ? {} : args }, ...(k === 0 ? { thoughtSignature: `sig-call-${turn}` } : {}) }));
+  if (!step.calls?.length) parts.push({ text: '', thoughtSignature: `sig-end-${turn}` });
+  return parts;
+}
+
+/** Every signature given comes back on the part it came on (the first call of a turn: Gemini refuses the turn without it). */
+function checkSignaturesBack(body, errors) {
+  body.contents.filter((c) => c.role === 'model').forEach((c, turn) => {
+    const calls = c.parts.filter((p) => p.functionCall);
+    if (calls.length && calls[0].thoughtSignature !== `sig-call-${turn}`) errors.push(`gemini: turn ${turn}'s first call came back without its signature: ${JSON.stringify(c.parts)}`);
+    if (calls.slice(1).some((p) => p.thoughtSignature !== undefined)) errors.push(`gemini: turn ${turn}: a signature moved to another call`);
+    const texts = c.parts.filter((p) => p.text !== undefined && p.thoughtSignature);
+    if (texts.some((p) => p.thoughtSignature !== `sig-end-${turn}` || p.text !== '')) errors.push(`gemini: turn ${turn}: a text signature moved: ${JSON.stringify(c.parts)}`);
+  });
+}
+
+function geminiStop(scenario, n, turn) {
+  switch (scenario) {
+    case 'cut':
+    case 'alwaysmax':
+      if (n > 1 && scenario === 'cut') return geminiBody(geminiParts({ text: 'Complete answer.' }, turn), turn);
+      return geminiBody([{ text: 'Let me look' }, { functionCall: { name: 'lookup', args: {} }, thoughtSignature: `sig-call-${turn}` }], turn, 'MAX_TOKENS');
+    case 'refusal':
+      return geminiBody([{ text: 'I cannot help with that.' }], turn, 'RECITATION');
+    case 'filter':
+      return { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 }, modelVersion: 'gemini-test', responseId: `gemresp${turn}` };
+    case 'empty':
+    case 'emptytext':
+      if (n > 1) return geminiBody(geminiParts({ text: 'After an empty answer.' }, turn), turn);
+      return geminiBody(scenario === 'empty' ? [] : [{ text: '' }], turn);
+    default: return null;
+  }
+}
+
+/** A Gemini body as its stream: texts in pieces, each call whole in a chunk of its own, the finish and usage last. */
+function geminiFrames(resp) {
+  const chunk = (parts, extra = {}) => ({ candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }], modelVersion: resp.modelVersion, responseId: resp.responseId });
+  if (!resp.candidates) return [[null, resp]];
+  const { parts } = resp.candidates[0].content;
+  const frames = [];
+  for (const p of parts) {
+    if (p.text !== undefined && p.text !== '') {
+      const bits = pieces(p.text);
+      bits.forEach((t, k) => frames.push([null, chunk([{ text: t, ...(k === bits.length - 1 && p.thoughtSignature ? { thoughtSignature: p.thoughtSignature } : {}) }]), 'text']));
+    } else frames.push([null, chunk([p]), p.functionCall ? 'args' : undefined]);
+  }
+  frames.push([null, { ...chunk([]), candidates: [{ content: { role: 'model', parts: [] }, finishReason: resp.candidates[0].finishReason, index: 0 }], usageMetadata: resp.usageMetadata }]);
+  return frames;
+}
+
 // ---- scenarios ---------------------------------------------------------------------------------------------
 
 /** What the model "does" at `turn` of `scenario`, provider-neutral. */
@@ -273,6 +381,7 @@ function script(scenario, turn, toolTexts) {
  */
 function stopScenario(provider, scenario, n, turn, body, errors) {
   if (provider === 'openai-responses') return responsesStop(scenario, n, turn, body);
+  if (provider === 'gemini') return geminiStop(scenario, n, turn);
   const a = provider === 'anthropic';
   const text = (t, stop) => (a ? anthropicMessage([{ type: 'text', text: t }], turn, stop) : openAiCompletion({ content: t }, turn, stop));
   switch (scenario) {
@@ -422,7 +531,7 @@ function responsesFrames(resp, n) {
 async function sendStream(res, provider, payload, cutAt, n) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const write = (text) => new Promise((resolve) => res.write(text, resolve));
-  const frames = provider === 'anthropic' ? anthropicFrames(payload) : provider === 'openai' ? openAiFrames(payload) : responsesFrames(payload, n);
+  const frames = { anthropic: () => anthropicFrames(payload), openai: () => openAiFrames(payload), gemini: () => geminiFrames(payload) }[provider]?.() ?? responsesFrames(payload, n);
   for (const [name, data, tag] of frames) {
     const text = `${name ? `event: ${name}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
     // Each frame in two writes: a reader must join lines split anywhere.
@@ -448,19 +557,22 @@ export function startServer() {
     // Pages call it too (the Chromium tests): any origin, as the vendors' APIs allow.
     res.setHeader('access-control-allow-origin', '*');
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'authorization, content-type, x-api-key, anthropic-version', 'access-control-max-age': '600' });
+      res.writeHead(204, { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'authorization, content-type, x-api-key, anthropic-version, x-goog-api-key', 'access-control-max-age': '600' });
       return res.end();
     }
     const send = (status, payload, headers = {}) => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(payload));
     };
-    const provider = { '/anthropic/v1/messages': 'anthropic', '/openai/chat/completions': 'openai', '/openai-responses/responses': 'openai-responses' }[req.url] ?? null;
+    const gemini = /^\/gemini\/models\/gemini-test:(generateContent|streamGenerateContent\?alt=sse)$/.exec(req.url);
+    const provider = { '/anthropic/v1/messages': 'anthropic', '/openai/chat/completions': 'openai', '/openai-responses/responses': 'openai-responses' }[req.url] ?? (gemini ? 'gemini' : null);
     if (req.method !== 'POST' || !provider) return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
     let body;
     try {
       body = JSON.parse(raw);
-      ({ anthropic: checkAnthropic, openai: checkOpenAi, 'openai-responses': checkResponses })[provider](req, body, state.errors);
+      ({ anthropic: checkAnthropic, openai: checkOpenAi, 'openai-responses': checkResponses, gemini: checkGemini })[provider](req, body, state.errors);
+      // Gemini says "stream" in its URL; the tests read it from the body like the others'.
+      if (gemini && gemini[1] !== 'generateContent') Object.defineProperty(body, 'stream', { value: true, enumerable: false });
     } catch (e) {
       return send(400, provider === 'anthropic'
         ? { type: 'error', error: { type: 'invalid_request_error', message: e.message } }
@@ -468,20 +580,25 @@ export function startServer() {
     }
     state.requests.push({ provider, at: Date.now(), body });
     const responses = provider === 'openai-responses';
-    const firstUser = (body.messages ?? body.input).find((m) => m.role === 'user');
-    const scenario = (typeof firstUser.content === 'string' ? firstUser.content : firstUser.content.map((p) => p.text ?? '').join(' ')).match(/scenario:(\w+)/)?.[1] ?? 'text';
+    const firstUser = (body.messages ?? body.input ?? body.contents).find((m) => m.role === 'user');
+    const said = firstUser.parts ?? firstUser.content;
+    const scenario = (typeof said === 'string' ? said : said.map((p) => p.text ?? '').join(' ')).match(/scenario:(\w+)/)?.[1] ?? 'text';
     const n = (state.counts.get(`${provider}/${scenario}`) ?? 0) + 1;
     state.counts.set(`${provider}/${scenario}`, n);
-    const turn = responses ? responsesTurns(body.input).filter((t) => t.side === 'assistant').length : body.messages.filter((m) => m.role === 'assistant').length;
+    const turn = responses ? responsesTurns(body.input).filter((t) => t.side === 'assistant').length
+      : gemini ? body.contents.filter((c) => c.role === 'model').length : body.messages.filter((m) => m.role === 'assistant').length;
     if (responses) checkReasoningBack(body, state.errors);
+    if (gemini) checkSignaturesBack(body, state.errors);
     if (scenario === 'retry429' && n === 1) {
       return send(429, provider === 'anthropic'
         ? { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } }
+        : gemini ? { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }
         : { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': '1' });
     }
     if (scenario === 'error500') {
       return send(500, provider === 'anthropic'
         ? { type: 'error', error: { type: 'api_error', message: `Internal server error (key ${API_KEY})` } }
+        : gemini ? { error: { code: 500, message: `An internal error has occurred (key ${API_KEY})`, status: 'INTERNAL' } }
         : { error: { message: `The server had an error (key ${API_KEY})`, type: 'server_error', code: null } });
     }
     // A streamed request gets the same answer as events; the cut scenarios break the first stream.
@@ -493,7 +610,8 @@ export function startServer() {
     };
     const stopped = stopScenario(provider, scenario, n, turn, body, state.errors);
     if (stopped) return answer(stopped);
-    const toolTexts = responses ? body.input.filter((x) => x.type === 'function_call_output').map((x) => x.output) : provider === 'anthropic'
+    const toolTexts = gemini ? body.contents.flatMap((c) => c.parts).filter((p) => p.functionResponse).map((p) => p.functionResponse.response.output ?? `error: ${p.functionResponse.response.error}`)
+      : responses ? body.input.filter((x) => x.type === 'function_call_output').map((x) => x.output) : provider === 'anthropic'
       ? body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').map((b) => (b.is_error ? `error: ${b.content}` : b.content))
       : body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     const step = script(scenario === 'retry429' ? 'text' : scenario, turn, toolTexts);
@@ -504,6 +622,7 @@ export function startServer() {
       calls.forEach(([name, input], k) => content.push({ type: 'tool_use', id: `toolu_0${turn}${k}XYZ`, name, input: typeof input === 'string' ? {} : input }));
       return answer(anthropicMessage(content, turn, calls.length ? 'tool_use' : 'end_turn'));
     }
+    if (gemini) return answer(geminiBody(geminiParts(step, turn), turn));
     if (responses) {
       const output = body.store === false ? [reasoningItem(turn)] : [];
       if (step.text) output.push(textItem(step.text, turn));

@@ -145,6 +145,26 @@ describe('js Worker: POST /stream', () => {
     }
   });
 
+  test('gemini() inside workerd: a streamed tool turn, its call\'s thought signature sent back on the call', async () => {
+    const w = await startWorker({
+      config: CONFIG,
+      persistTo: dir,
+      vars: { TEST_ROUTES: 'true', MODEL_PROVIDER: 'gemini', GEMINI_BASE_URL: `http://127.0.0.1:${provider.port}/gemini`, GEMINI_API_KEY: API_KEY, MODEL: 'gemini-test' },
+    });
+    try {
+      const before = provider.state.requests.length;
+      const { events } = await streamEvents(w.url, { message: 'scenario:tool' });
+      assert.match(events.at(-1).data.answer, /^Found /, JSON.stringify(events.at(-1)));
+      const sent = provider.state.requests.slice(before).filter((r) => r.provider === 'gemini');
+      assert.equal(sent.length, 2);
+      assert.ok(sent.every((r) => r.body.stream === true));
+      assert.deepEqual(sent[1].body.contents[1].parts[0], { functionCall: { name: 'lookup', args: { key: 'a' } }, thoughtSignature: 'sig-call-0' });
+      assert.deepEqual(provider.state.errors, []);
+    } finally {
+      await w.stop();
+    }
+  });
+
   test('openai() inside workerd streams from the loopback server; a stream cut mid-text is retried after step-restart', async () => {
     const w = await startWorker({
       config: CONFIG,

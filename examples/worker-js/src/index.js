@@ -8,7 +8,7 @@
 // Session ids are made by the server too. CORS answers only the origins in the ALLOWED_ORIGINS var.
 import {
   agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, durableObjectSaver, listSessions,
-  anthropic, openai, openaiResponses, workersAI, memoryUsage, SessionNotFoundError,
+  anthropic, openai, openaiResponses, gemini, workersAI, memoryUsage, SessionNotFoundError,
 } from 'resumable-agent';
 // The Durable Object class behind durableObjectSaver (bound as CHECKPOINTS in wrangler.toml).
 export { CheckpointStore } from 'resumable-agent';
@@ -34,7 +34,8 @@ const scripted = scriptedModel([
 ]);
 
 // MODEL_PROVIDER picks a real model: anthropic (secret ANTHROPIC_API_KEY), openai or openai-responses (secret
-// OPENAI_API_KEY, var OPENAI_BASE_URL for compatible servers) or workers-ai (the AI binding); MODEL names the model.
+// OPENAI_API_KEY, var OPENAI_BASE_URL for compatible servers), gemini (secret GEMINI_API_KEY, var GEMINI_BASE_URL)
+// or workers-ai (the AI binding); MODEL names the model.
 function modelFor(env) {
   switch (env.MODEL_PROVIDER || undefined) {
     case undefined: {
@@ -45,8 +46,9 @@ function modelFor(env) {
     case 'anthropic': return anthropic({ apiKey: env.ANTHROPIC_API_KEY, model: env.MODEL || 'claude-sonnet-4-5' });
     case 'openai': return openai({ apiKey: env.OPENAI_API_KEY, model: env.MODEL || 'gpt-4.1-mini', baseURL: env.OPENAI_BASE_URL || undefined });
     case 'openai-responses': return openaiResponses({ apiKey: env.OPENAI_API_KEY, model: env.MODEL || 'gpt-5-mini', baseURL: env.OPENAI_BASE_URL || undefined });
+    case 'gemini': return gemini({ apiKey: env.GEMINI_API_KEY, model: env.MODEL || 'gemini-2.5-flash', baseURL: env.GEMINI_BASE_URL || undefined });
     case 'workers-ai': return workersAI(env.AI, { model: env.MODEL || '@cf/meta/llama-3.3-70b-instruct-fp8-fast' });
-    default: throw new Error(`MODEL_PROVIDER ${JSON.stringify(env.MODEL_PROVIDER)}: use anthropic, openai, openai-responses or workers-ai`);
+    default: throw new Error(`MODEL_PROVIDER ${JSON.stringify(env.MODEL_PROVIDER)}: use anthropic, openai, openai-responses, gemini or workers-ai`);
   }
 }
 
