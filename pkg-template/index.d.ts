@@ -437,7 +437,7 @@ export function openaiResponses(options: ProviderOptions & {
 export function gemini(options: ProviderOptions & {
   apiKey: string;
   /** `thinkingConfig`: a token budget (Gemini 2.5) or a level (Gemini 3), with the thought summaries kept. */
-  thinking?: { budgetTokens: number } | { level: 'minimal' | 'low' | 'medium' | 'high' };
+  thinking?: { budgetTokens: number } | { level: 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' };
 }): Model;
 
 /** The part of the Workers AI binding (`env.AI`) the provider uses. */

@@ -24,7 +24,8 @@ const NAME: &str = "gemini";
 pub enum Thinking {
     /// `thinkingBudget`: at most this many tokens (Gemini 2.5; 0 turns thinking off where the model allows).
     Budget(u32),
-    /// `thinkingLevel` (Gemini 3): `"minimal"`, `"low"`, `"medium"` or `"high"`.
+    /// `thinkingLevel` (Gemini 3): `"minimal"`, `"low"`, `"medium"`, `"high"` or `"xhigh"` (sent as the API's enum
+    /// names, `"LOW"`).
     Level(String),
 }
 
@@ -143,9 +144,11 @@ impl Gemini {
                 );
             }
             Some(Thinking::Level(l)) => {
+                // The API's enum names (`LOW`), as Google's published types have them.
+                let level = l.to_ascii_uppercase();
                 generation.insert(
                     "thinkingConfig".into(),
-                    json!({"thinkingLevel": l, "includeThoughts": true}),
+                    json!({"thinkingLevel": level, "includeThoughts": true}),
                 );
             }
             None => {}

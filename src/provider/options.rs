@@ -437,7 +437,7 @@ impl Gemini {
                     ],
                 )?;
                 let budget = t.integer("budgetTokens", 0)?;
-                let level = one_of(&mut t, "level", &["minimal", "low", "medium", "high"])?;
+                let level = one_of(&mut t, "level", &["minimal", "low", "medium", "high", "xhigh"])?;
                 wire.thinking = Some(match (budget, level) {
                     (Some(b), None) => {
                         Thinking::Budget(u32::try_from(b).map_err(|_| format!("{at}.budgetTokens: too large"))?)

@@ -391,7 +391,7 @@ describe('gemini: thought signatures in the checkpoint', () => {
     const r = await makeAgent('gemini', base, API_KEY, { maxTokens: 900, thinking: { level: 'low' }, extraBody: { generationConfig: { temperature: 0.3 } } }).prompt('scenario:text');
     seen.push(r.checkpoint);
     const sent = requestsFor('text').filter((q) => q.provider === 'gemini').at(-1).body;
-    assert.deepEqual(sent.generationConfig, { maxOutputTokens: 900, thinkingConfig: { thinkingLevel: 'low', includeThoughts: true }, temperature: 0.3 });
+    assert.deepEqual(sent.generationConfig, { maxOutputTokens: 900, thinkingConfig: { thinkingLevel: 'LOW', includeThoughts: true }, temperature: 0.3 });
   });
 });
 

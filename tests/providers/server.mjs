@@ -265,6 +265,7 @@ function checkGemini(req, body, errors) {
   }
   const g = body.generationConfig;
   if (g?.thinkingConfig && (g.thinkingConfig.thinkingBudget !== undefined) === (g.thinkingConfig.thinkingLevel !== undefined)) fail(errors, w, 'thinkingConfig takes a budget or a level');
+  if (g?.thinkingConfig?.thinkingLevel !== undefined && !['MINIMAL', 'LOW', 'MEDIUM', 'HIGH', 'XHIGH'].includes(g.thinkingConfig.thinkingLevel)) fail(errors, w, `thinkingLevel ${g.thinkingConfig.thinkingLevel} is not one of the API's enum names`);
   if (body.contents[0].role !== 'user') fail(errors, w, 'the first content must be the user\'s');
   body.contents.forEach((c, i) => {
     if (!['user', 'model'].includes(c.role)) fail(errors, w, `contents[${i}].role ${c.role}`);
