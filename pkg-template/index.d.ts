@@ -382,7 +382,7 @@ interface ProviderOptions {
   toolChoice?: ToolChoice;
   /**
    * Other request body fields, sent as they are with every request: `{ temperature: 0.2 }`,
-   * `{ parallel_tool_calls: false }`, `{ top_k: 40 }`, a server's own options. A field the provider writes
+   * `{ parallel_tool_calls: false }`, `{ metadata: { user_id } }`, a server's own options. A field the provider writes
    * itself (`model`, `messages`, `tools`, `tool_choice`, `stream`, `max_tokens`, …) is refused: set it with
    * its option.
    */

@@ -36,7 +36,7 @@ pub struct Anthropic {
     /// Whether the model must call a tool (`tool_choice`), sent when the request has tools. With thinking, only
     /// `Auto` and `None` (the API refuses a forced call).
     pub tool_choice: Option<ToolChoice>,
-    /// Other body fields sent with every request (`temperature`, `metadata`, …); a field this format writes
+    /// Other body fields sent with every request (`metadata`, `stop_sequences`, …); a field this format writes
     /// itself is not overridden.
     pub extra_body: Map<String, Value>,
 }

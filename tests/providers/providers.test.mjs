@@ -51,7 +51,7 @@ for (const provider of ['anthropic', 'openai', 'openai-responses', 'gemini']) {
     });
 
     test('toolChoice and extraBody reach every request in the provider\'s shape; a tool-only turn goes back with content ""', async () => {
-      const extraBody = { anthropic: { temperature: 0.2, top_k: 40 }, gemini: { safetySettings: [], generationConfig: { temperature: 0.2 } } }[provider] ?? { temperature: 0.2, parallel_tool_calls: false };
+      const extraBody = { anthropic: { stop_sequences: ['END'], metadata: { user_id: 'u-1' } }, gemini: { safetySettings: [], generationConfig: { temperature: 0.2 } } }[provider] ?? { temperature: 0.2, parallel_tool_calls: false };
       const mode = (m, names) => ({ functionCallingConfig: { mode: m, ...(names ? { allowedFunctionNames: names } : {}) } });
       for (const [toolChoice, wire] of [
         [{ name: 'lookup' }, { anthropic: { type: 'tool', name: 'lookup' }, openai: { type: 'function', function: { name: 'lookup' } }, 'openai-responses': { type: 'function', name: 'lookup' }, gemini: mode('ANY', ['lookup']) }[provider]],

@@ -1,7 +1,7 @@
 // Every request body the providers sent in a run of scenarios, type-checked against the vendors' own published
 // request types: OpenAI's `openai` SDK (generated from OpenAI's OpenAPI description: ChatCompletionCreateParams,
-// ResponseCreateParams) and Google's `@google/genai` (generated from the Gemini API description: Content, Tool,
-// ToolConfig, GenerationConfig). Object literals get TypeScript's excess-property checks, so a field the API does
+// ResponseCreateParams), Anthropic's `@anthropic-ai/sdk` (MessageCreateParams) and Google's `@google/genai`
+// (generated from the Gemini API description: Content, Tool, ToolConfig, GenerationConfig). Object literals get TypeScript's excess-property checks, so a field the API does
 // not define fails as surely as a wrong type. A deliberately wrong body per format (`@ts-expect-error`) shows the
 // check can fail.
 import { test, before, after } from 'node:test';
@@ -60,6 +60,20 @@ test('openaiResponses() bodies are ResponseCreateParams (store: false, reasoning
 const bodies: ResponseCreateParams[] = ${literal(sent)};
 // @ts-expect-error Chat Completions' max_tokens, which the Responses API does not have
 const wrong: ResponseCreateParams = { model: 'm', input: 'x', max_tokens: 5 };
+export { bodies, wrong };
+`);
+});
+
+test('anthropic() bodies are MessageCreateParams (thinking blocks back, tool choice, extra fields)', async () => {
+  const sent = await bodies('anthropic', [{}, { toolChoice: { name: 'lookup' }, extraBody: { stop_sequences: ['END'], metadata: { user_id: 'u-1' } } }]);
+  const thought = await makeAgent('anthropic', base, API_KEY, { maxTokens: 4096, thinking: { budgetTokens: 2048 } }).prompt('scenario:thinking');
+  assert.equal(thought.text, 'Thought it through.');
+  sent.push(...srv.state.requests.filter((r) => r.provider === 'anthropic' && r.body.thinking).map((r) => r.body));
+  assert.ok(sent.length > 20 && sent.some((b) => b.messages.some((m) => Array.isArray(m.content) && m.content.some((c) => c.type === 'thinking'))));
+  typecheck('anthropic', `import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages';
+const bodies: MessageCreateParams[] = ${literal(sent)};
+// @ts-expect-error a tool_result without tool_use_id
+const wrong: MessageCreateParams = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] };
 export { bodies, wrong };
 `);
 });
