@@ -446,7 +446,13 @@ export interface AiBindingLike {
 }
 
 /** Workers AI through its binding, for Workers without an API key. */
-export function workersAI(binding: AiBindingLike, options: { model: string }): Model;
+export function workersAI(binding: AiBindingLike, options: {
+  model: string;
+  /** Sent as Chat Completions' `tool_choice` when the request has tools (a model that does not take it ignores it). */
+  toolChoice?: ToolChoice;
+  /** Other inputs of `env.AI.run` (`temperature`, `max_tokens`, …); `messages`, `tools`, `tool_choice`, `stream` are refused. */
+  extraBody?: Record<string, unknown>;
+}): Model;
 
 // ---- tools ---------------------------------------------------------------------------------------------
 

@@ -159,7 +159,7 @@ struct Common {
 }
 
 /// `toolChoice`: `'auto' | 'required' | 'none' | { name }`.
-fn tool_choice(o: &mut Options) -> Result<Option<ToolChoice>, String> {
+pub(super) fn tool_choice(o: &mut Options) -> Result<Option<ToolChoice>, String> {
     let at = o.at("toolChoice");
     let Some(v) = o.take("toolChoice") else {
         return Ok(None);
@@ -199,7 +199,7 @@ fn tool_choice(o: &mut Options) -> Result<Option<ToolChoice>, String> {
 
 /// `extraBody`: an object of body fields, none of them one the format writes itself (`writes`, with the option
 /// that sets it).
-fn extra_body(o: &mut Options, writes: &[(&str, &str)]) -> Result<serde_json::Map<String, Value>, String> {
+pub(super) fn extra_body(o: &mut Options, writes: &[(&str, &str)]) -> Result<serde_json::Map<String, Value>, String> {
     let at = o.at("extraBody");
     match o.take("extraBody") {
         None => Ok(serde_json::Map::new()),

@@ -17,7 +17,15 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::openai::{chat_body, chat_response, chat_stream_chunk, tool_use, usage};
 use super::sse::{SseEvent, SseParser};
-use super::{BodySink, StreamedBody, event_json};
+use super::{BodySink, StreamedBody, ToolChoice, event_json};
+
+/// The inputs this provider writes itself, and what sets each.
+const WRITES: &[(&str, &str)] = &[
+    ("messages", "the run"),
+    ("tools", "the agent's tools"),
+    ("tool_choice", "toolChoice"),
+    ("stream", "the run (it streams when watched)"),
+];
 use crate::message::ContentBlock;
 use crate::model::ModelError;
 use crate::model::{Delta, DeltaSink, Model, ModelRequest, ModelResponse};
@@ -35,6 +43,12 @@ extern "C" {
 pub struct WorkersAi {
     binding: AiBinding,
     model: String,
+    /// Whether the model must call a tool, sent as Chat Completions' `tool_choice` when the request has tools
+    /// (a model that does not take it ignores it).
+    pub tool_choice: Option<ToolChoice>,
+    /// Other inputs sent with every call (`temperature`, `max_tokens`, …); an input this provider writes itself
+    /// is not overridden.
+    pub extra_inputs: serde_json::Map<String, Value>,
 }
 
 impl WorkersAi {
@@ -43,21 +57,53 @@ impl WorkersAi {
         WorkersAi {
             binding: binding.as_ref().clone().unchecked_into(),
             model: model.into(),
+            tool_choice: None,
+            extra_inputs: serde_json::Map::new(),
         }
     }
 
-    /// Reads the npm package's `workersAI(binding, { model })` options for `binding`.
+    /// Reads the npm package's `workersAI(binding, { model, toolChoice?, extraBody? })` options for `binding`.
     ///
     /// # Errors
     /// [`AgentError::Config`](crate::AgentError) naming an unknown, missing or wrong option.
     pub fn from_options(binding: impl AsRef<JsValue>, options: Value) -> Result<Self, crate::AgentError> {
         let what = "workersAI(binding, options)";
-        let read = || -> Result<String, String> {
-            let mut o = crate::options::Options::new(options, what, &["model"], &[("name", "model")])?;
-            o.string("model")?
-                .ok_or_else(|| format!("{what}: model is required (a string)"))
+        let read = || -> Result<WorkersAi, String> {
+            let mut o = crate::options::Options::new(
+                options,
+                what,
+                &["model", "toolChoice", "extraBody"],
+                &[
+                    ("name", "model"),
+                    ("tool_choice", "toolChoice"),
+                    ("extra_body", "extraBody"),
+                ],
+            )?;
+            let model = o
+                .string("model")?
+                .ok_or_else(|| format!("{what}: model is required (a string)"))?;
+            let mut ai = WorkersAi::new(&binding, model);
+            ai.tool_choice = super::options::tool_choice(&mut o)?;
+            ai.extra_inputs = super::options::extra_body(&mut o, WRITES)?;
+            Ok(ai)
         };
-        Ok(WorkersAi::new(binding, read().map_err(crate::AgentError::Config)?))
+        read().map_err(crate::AgentError::Config)
+    }
+
+    /// The inputs of a call: a Chat Completions body, the tool choice and the extra inputs.
+    fn inputs(&self, request: &ModelRequest<'_>) -> Result<serde_json::Map<String, Value>, ModelError> {
+        let mut inputs = chat_body(request);
+        if let (Some(choice), false) = (&self.tool_choice, request.tools.is_empty()) {
+            inputs.insert("tool_choice".into(), super::openai::chat_tool_choice(choice));
+        }
+        if let Some(choice) = &self.tool_choice {
+            choice.check(request.tools).map_err(|problem| ModelError::Settings {
+                provider: "workers-ai".into(),
+                problem,
+            })?;
+        }
+        super::add_extra(&mut inputs, &self.extra_inputs);
+        Ok(inputs)
     }
 
     /// Calls the binding with `inputs` and waits for what it answers.
@@ -100,8 +146,8 @@ impl Model for WorkersAi {
         &'a self,
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
-        let inputs = chat_body(&request);
-        async move { response(&json_of(&self.call(inputs).await?)) }
+        let inputs = self.inputs(&request);
+        async move { response(&json_of(&self.call(inputs?).await?)) }
     }
 
     /// `stream: true`: the binding answers a `ReadableStream` of server-sent events, each
@@ -112,10 +158,12 @@ impl Model for WorkersAi {
         request: ModelRequest<'a>,
         sink: &'a mut dyn DeltaSink,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
-        let mut inputs = chat_body(&request);
-        inputs.insert("stream".into(), Value::Bool(true));
+        let inputs = self.inputs(&request).map(|mut i| {
+            i.insert("stream".into(), Value::Bool(true));
+            i
+        });
         async move {
-            let output = self.call(inputs).await?;
+            let output = self.call(inputs?).await?;
             let readable = js_sys::Reflect::get(&output, &"getReader".into()).is_ok_and(|f| f.is_function());
             if !readable {
                 return response(&json_of(&output));

@@ -444,6 +444,24 @@ test('workersAI: a Chat Completions body to env.AI.run, both answer shapes mappe
   assert.throws(() => workersAI({}, { model: 'x' }), ConfigError);
 });
 
+test('workersAI: toolChoice and extraBody reach env.AI.run as Chat Completions inputs; one it writes itself is refused', async () => {
+  const { workersAI, agent, defineTool } = await import('resumable-agent');
+  const calls = [];
+  const binding = { async run(model, inputs) { calls.push(structuredClone(inputs)); return { response: 'ok' }; } };
+  const lookup = defineTool({ name: 'lookup', schema: (s) => ({ key: s.string().required() }), handle: ({ key }) => key });
+  const model = workersAI(binding, { model: 'm', toolChoice: { name: 'lookup' }, extraBody: { temperature: 0.1, max_tokens: 256 } });
+  await agent({ tools: [lookup], model }).prompt('hi');
+  assert.deepEqual(calls[0].tool_choice, { type: 'function', function: { name: 'lookup' } });
+  assert.equal(calls[0].temperature, 0.1);
+  assert.equal(calls[0].max_tokens, 256);
+  await agent({ model: workersAI(binding, { model: 'm', toolChoice: 'auto' }) }).prompt('no tools');
+  assert.equal(calls[1].tool_choice, undefined, 'no tools, no tool_choice');
+  const err = await agent({ tools: [lookup], model: workersAI(binding, { model: 'm', toolChoice: { name: 'serach' } }) }).prompt('hi').catch((e) => e);
+  assert.ok(err instanceof ModelError && /toolChoice: no tool named "serach"/.test(err.message), String(err));
+  assert.equal(calls.length, 2, 'nothing sent');
+  assert.throws(() => workersAI(binding, { model: 'm', extraBody: { messages: [] } }), (e) => e instanceof ConfigError && /extraBody\.messages: written by the provider itself/.test(e.message));
+});
+
 test('workersAI streams: { response } events as text-delta, a tool call in a chunk, [DONE]; a model that does not stream answers whole', async () => {
   const { workersAI, agent, defineTool } = await import('resumable-agent');
   const enc = new TextEncoder();
