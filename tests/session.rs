@@ -55,6 +55,27 @@ fn keep_completed_keeps_the_finished_checkpoint() {
     assert!(!listed[0].summary.interrupted);
 }
 
+/// A reply that loads a finished state while the call that finished it is still ending an unkept session (its
+/// end record not yet written) lost a race: it is told the session is gone, as it would be a moment later —
+/// not that its answer was already given. A kept session says the latter.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_reply_that_finds_an_unkept_session_finishing_is_told_it_is_gone() {
+    let saver = MemorySaver::new();
+    let agent = agent_with(script(), &Counters::default()).build().unwrap();
+    block_on(agent.session(&saver, "e").keep_completed(true).prompt("Plan")).unwrap();
+    // The finished state, stored as the winner writes it just before its end record.
+    block_on(agent.session(&saver, "e").keep_completed(true).reply("Q2")).unwrap();
+    let late = block_on(agent.session(&saver, "e").reply("Q2 again")).unwrap_err();
+    assert!(
+        matches!(late, AgentError::SessionNotFound { ref id } if id == "e"),
+        "{late:?}"
+    );
+    let kept = block_on(agent.session(&saver, "e").keep_completed(true).reply("Q2 again")).unwrap_err();
+    assert!(matches!(kept, AgentError::Decision { .. }), "{kept:?}");
+    assert!(stored(&agent, &saver, "e").is_some(), "nothing changed");
+}
+
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn not_found_and_busy_are_typed_and_change_nothing() {

@@ -639,7 +639,7 @@ async fn session_turn(
         events.sequenced(Some(seq), &event);
     }
     let state = if loaded.ended { None } else { loaded.state.take() };
-    let input = match decide(log.id, turn, state, config)? {
+    let input = match decide(log.id, turn, state, config, options.keep_completed)? {
         Decided::Run(input) => input,
         Decided::Answer(outcome) => {
             return Ok(SessionRun {
@@ -793,7 +793,16 @@ enum Decided {
 }
 
 /// `state` was read and checked by the session's load (a [`Decoded`](crate::Decoded) checkpoint: not checked again).
-fn decide(id: &str, turn: Turn, state: Option<Checkpoint>, config: &AgentConfig) -> Result<Decided, AgentError> {
+/// What a turn does with the session's state. `kept`: finished sessions are kept; when they are not, a finished
+/// state is one whose call is ending it right now (its end record not yet written), and a reply is answered as
+/// for a session already gone.
+fn decide(
+    id: &str,
+    turn: Turn,
+    state: Option<Checkpoint>,
+    config: &AgentConfig,
+    kept: bool,
+) -> Result<Decided, AgentError> {
     let loaded = |cp| crate::agent::Decoded::checked(cp, config);
     // `reply('')` (or no decisions) means "continue", as `resume()` does.
     let turn = match turn {
@@ -811,6 +820,11 @@ fn decide(id: &str, turn: Turn, state: Option<Checkpoint>, config: &AgentConfig)
     Ok(match (turn, state) {
         (Turn::Prompt(message), None) => Decided::Run(Input::Prompt(message)),
         (Turn::Reply(_) | Turn::Continue, None) => return Err(AgentError::SessionNotFound { id: id.to_owned() }),
+        // A concurrent reply that won completed the session and is deleting it: this one lost the race, and
+        // learns what it would a moment later.
+        (Turn::Reply(_), Some(cp)) if !kept && cp.is_finished() => {
+            return Err(AgentError::SessionNotFound { id: id.to_owned() });
+        }
         (Turn::Prompt(_), Some(cp)) if cp.is_interrupted() => {
             return Err(busy(cp.question.clone().unwrap_or_default()));
         }
