@@ -87,25 +87,7 @@ impl Gemini {
 
     /// The request to `method` (`generateContent`, `streamGenerateContent?alt=sse`), the body written once.
     fn http(&self, request: &ModelRequest<'_>, method: &str) -> HttpRequest {
-        let mut system: Vec<String> = request.system.map(str::to_owned).into_iter().collect();
-        let mut contents = Vec::new();
-        // Gemini answers a call by its name: each result is paired with the call it answers.
-        let mut names = std::collections::HashMap::new();
-        for m in request.messages {
-            match m.role {
-                Role::System => system.push(m.text()),
-                Role::Assistant => {
-                    for u in m.tool_uses() {
-                        names.insert(u.id.as_str(), u.name.as_str());
-                    }
-                    let parts = model_parts(&m.content);
-                    if !parts.is_empty() {
-                        contents.push(json!({"role": "model", "parts": parts}));
-                    }
-                }
-                Role::User => contents.push(json!({"role": "user", "parts": user_parts(&m.content, &names)})),
-            }
-        }
+        let (contents, system) = contents(request);
         let mut body = Map::new();
         body.insert("contents".into(), contents.into());
         if !system.is_empty() {
@@ -132,33 +114,7 @@ impl Gemini {
                 body.insert("toolConfig".into(), json!({"functionCallingConfig": config}));
             }
         }
-        let mut generation = Map::new();
-        if let Some(max) = self.max_tokens {
-            generation.insert("maxOutputTokens".into(), max.into());
-        }
-        match &self.thinking {
-            Some(Thinking::Budget(b)) => {
-                generation.insert(
-                    "thinkingConfig".into(),
-                    json!({"thinkingBudget": b, "includeThoughts": true}),
-                );
-            }
-            Some(Thinking::Level(l)) => {
-                // The API's enum names (`LOW`), as Google's published types have them.
-                let level = l.to_ascii_uppercase();
-                generation.insert(
-                    "thinkingConfig".into(),
-                    json!({"thinkingLevel": level, "includeThoughts": true}),
-                );
-            }
-            None => {}
-        }
-        // Other generation settings (`temperature`, `topP`, …) come through `extraBody.generationConfig`.
-        if let Some(Value::Object(more)) = self.extra_body.get("generationConfig") {
-            for (k, v) in more {
-                generation.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
+        let generation = self.generation();
         if !generation.is_empty() {
             body.insert("generationConfig".into(), generation.into());
         }
@@ -176,6 +132,55 @@ impl Gemini {
             timeout: self.timeout,
         }
     }
+
+    /// `generationConfig`: the output limit, the thinking settings, and the other settings of
+    /// `extraBody.generationConfig` (`temperature`, `topP`, …) beside them.
+    fn generation(&self) -> Map<String, Value> {
+        let mut generation = Map::new();
+        if let Some(max) = self.max_tokens {
+            generation.insert("maxOutputTokens".into(), max.into());
+        }
+        let thinking = match &self.thinking {
+            Some(Thinking::Budget(b)) => Some(json!({"thinkingBudget": b, "includeThoughts": true})),
+            // The API's enum names (`LOW`), as Google's published types have them.
+            Some(Thinking::Level(l)) => Some(json!({"thinkingLevel": l.to_ascii_uppercase(), "includeThoughts": true})),
+            None => None,
+        };
+        if let Some(t) = thinking {
+            generation.insert("thinkingConfig".into(), t);
+        }
+        if let Some(Value::Object(more)) = self.extra_body.get("generationConfig") {
+            for (k, v) in more {
+                generation.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        generation
+    }
+}
+
+/// The conversation as `contents` (the model's turns as `model`), and the system texts (the instructions and
+/// the system messages kept in the history, which Gemini takes as `systemInstruction`).
+fn contents(request: &ModelRequest<'_>) -> (Vec<Value>, Vec<String>) {
+    let mut system: Vec<String> = request.system.map(str::to_owned).into_iter().collect();
+    let mut contents = Vec::new();
+    // Gemini answers a call by its name: each result is paired with the call it answers.
+    let mut names = std::collections::HashMap::new();
+    for m in request.messages {
+        match m.role {
+            Role::System => system.push(m.text()),
+            Role::Assistant => {
+                for u in m.tool_uses() {
+                    names.insert(u.id.as_str(), u.name.as_str());
+                }
+                let parts = model_parts(&m.content);
+                if !parts.is_empty() {
+                    contents.push(json!({"role": "model", "parts": parts}));
+                }
+            }
+            Role::User => contents.push(json!({"role": "user", "parts": user_parts(&m.content, &names)})),
+        }
+    }
+    (contents, system)
 }
 
 /// `part` with `thoughtSignature` when there is one.
@@ -332,12 +337,30 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
             problem: "missing (and no promptFeedback.blockReason)".into(),
         });
     };
-    let response_id = body.get("responseId").and_then(Value::as_str);
     let parts = candidate
         .pointer("/content/parts")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
+    let content = blocks_of(parts, body.get("responseId").and_then(Value::as_str));
+    let calls = content.iter().filter(|b| matches!(b, ContentBlock::ToolUse(_))).count();
+    let reason = candidate.get("finishReason").and_then(Value::as_str).unwrap_or("STOP");
+    let mut r = ModelResponse::new(content);
+    r.usage = usage;
+    r.stop_reason = Some(match reason {
+        "MAX_TOKENS" => StopReason::MaxTokens,
+        "SAFETY" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII" | "IMAGE_SAFETY" => StopReason::ContentFilter,
+        "RECITATION" => StopReason::Recitation,
+        "STOP" | "FINISH_REASON_UNSPECIFIED" if calls > 0 => StopReason::ToolUse,
+        "STOP" | "FINISH_REASON_UNSPECIFIED" => StopReason::EndTurn,
+        other => StopReason::Other(other.to_ascii_lowercase()),
+    });
+    Ok(r)
+}
+
+/// A candidate's parts as blocks, each signature on the block of its part: calls (named from the response id
+/// when Gemini gives none), thoughts, texts.
+fn blocks_of(parts: &[Value], response_id: Option<&str>) -> Vec<ContentBlock> {
     let mut content = Vec::new();
     let mut calls = 0;
     for part in parts {
@@ -366,18 +389,7 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
             }
         }
     }
-    let reason = candidate.get("finishReason").and_then(Value::as_str).unwrap_or("STOP");
-    let mut r = ModelResponse::new(content);
-    r.usage = usage;
-    r.stop_reason = Some(match reason {
-        "MAX_TOKENS" => StopReason::MaxTokens,
-        "SAFETY" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII" | "IMAGE_SAFETY" => StopReason::ContentFilter,
-        "RECITATION" => StopReason::Recitation,
-        "STOP" | "FINISH_REASON_UNSPECIFIED" if calls > 0 => StopReason::ToolUse,
-        "STOP" | "FINISH_REASON_UNSPECIFIED" => StopReason::EndTurn,
-        other => StopReason::Other(other.to_ascii_lowercase()),
-    });
-    Ok(r)
+    content
 }
 
 /// An `error` in a stream (`{ code, message, status }`): rate limits and server errors may be retried.

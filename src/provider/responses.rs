@@ -295,10 +295,6 @@ impl WireFormat for OpenAiResponses {
 
 /// Our response from a Responses body: `output` items, `status`, `incomplete_details`, `usage`.
 fn response(body: &Value) -> Result<ModelResponse, ModelError> {
-    let invalid = |path: &str, problem: &str| ModelError::InvalidResponse {
-        path: path.into(),
-        problem: problem.into(),
-    };
     let status = body.get("status").and_then(Value::as_str).unwrap_or("completed");
     if status == "failed" {
         return Err(failed(body.get("error").unwrap_or(&Value::Null)));
@@ -307,6 +303,50 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
         .get("output")
         .and_then(Value::as_array)
         .ok_or_else(|| invalid("output", "missing"))?;
+    let (content, refusal) = blocks_of(output)?;
+    let calls = content.iter().any(|b| matches!(b, ContentBlock::ToolUse(_)));
+    let mut response = ModelResponse::new(content);
+    response.usage = body.get("usage").filter(|u| u.is_object()).map(|u| Usage {
+        input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or_default(),
+        output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or_default(),
+    });
+    response.stop_reason = Some(if status == "incomplete" {
+        let reason = body
+            .pointer("/incomplete_details/reason")
+            .and_then(Value::as_str)
+            .unwrap_or("incomplete");
+        match StopReason::from(reason.to_owned()) {
+            cut @ (StopReason::MaxTokens | StopReason::ContentFilter) => cut,
+            // Any other reason still cut the answer: it is not one to keep.
+            _ => {
+                return Err(ModelError::Stopped {
+                    reason: StopReason::Other(reason.to_owned()),
+                    text: crate::Message::assistant(response.content).text(),
+                    usage: response.usage,
+                });
+            }
+        }
+    } else if calls {
+        StopReason::ToolUse
+    } else {
+        StopReason::EndTurn
+    });
+    if let Some(r) = refusal {
+        response.content = vec![ContentBlock::text(r)];
+        response.stop_reason = Some(StopReason::Refusal);
+    }
+    Ok(response)
+}
+
+fn invalid(path: &str, problem: &str) -> ModelError {
+    ModelError::InvalidResponse {
+        path: path.into(),
+        problem: problem.into(),
+    }
+}
+
+/// The output items as blocks (reasoning, text, calls), and a refusal's text when the model refused.
+fn blocks_of(output: &[Value]) -> Result<(Vec<ContentBlock>, Option<String>), ModelError> {
     let mut content = Vec::new();
     let mut refusal = None;
     for (i, item) in output.iter().enumerate() {
@@ -351,39 +391,7 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
             _ => {}
         }
     }
-    let calls = content.iter().any(|b| matches!(b, ContentBlock::ToolUse(_)));
-    let mut response = ModelResponse::new(content);
-    response.usage = body.get("usage").filter(|u| u.is_object()).map(|u| Usage {
-        input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or_default(),
-        output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or_default(),
-    });
-    response.stop_reason = Some(if status == "incomplete" {
-        let reason = body
-            .pointer("/incomplete_details/reason")
-            .and_then(Value::as_str)
-            .unwrap_or("incomplete");
-        match StopReason::from(reason.to_owned()) {
-            // Any other reason still cut the answer: it is not one to keep.
-            StopReason::MaxTokens | StopReason::ContentFilter => StopReason::from(reason.to_owned()),
-            _ => {
-                let text = crate::Message::assistant(response.content.clone()).text();
-                return Err(ModelError::Stopped {
-                    reason: StopReason::Other(reason.to_owned()),
-                    text,
-                    usage: response.usage,
-                });
-            }
-        }
-    } else if calls {
-        StopReason::ToolUse
-    } else {
-        StopReason::EndTurn
-    });
-    if let Some(r) = refusal {
-        response.content = vec![ContentBlock::text(r)];
-        response.stop_reason = Some(StopReason::Refusal);
-    }
-    Ok(response)
+    Ok((content, refusal))
 }
 
 /// A failed response's `error` (`server_error` and rate limits may be retried).
