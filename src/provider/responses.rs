@@ -145,7 +145,11 @@ impl OpenAiResponses {
         let mut items = Vec::new();
         for m in messages {
             match (&m.role, &m.content) {
-                (role, Content::Text(t)) => items.push(json!({"role": role_name(*role), "content": t})),
+                // `type: "message"` spelled out: OpenAI infers it, other servers (llama-server) refuse an item
+                // without it.
+                (role, Content::Text(t)) => {
+                    items.push(json!({"type": "message", "role": role_name(*role), "content": t}))
+                }
                 (Role::Assistant, Content::Blocks(blocks)) => self.assistant(blocks, &mut items),
                 (role, Content::Blocks(blocks)) => user(*role, blocks, &mut items),
             }
@@ -158,7 +162,7 @@ impl OpenAiResponses {
         let mut text = String::new();
         let flush = |text: &mut String, items: &mut Vec<Value>| {
             if !text.is_empty() {
-                items.push(json!({"role": "assistant", "content": std::mem::take(text)}));
+                items.push(json!({"type": "message", "role": "assistant", "content": std::mem::take(text)}));
             }
         };
         for b in blocks {
@@ -234,7 +238,7 @@ fn user(role: Role, blocks: &[ContentBlock], items: &mut Vec<Value>) {
         }
     }
     if !parts.is_empty() {
-        items.push(json!({"role": role_name(role), "content": parts}));
+        items.push(json!({"type": "message", "role": role_name(role), "content": parts}));
     }
 }
 

@@ -309,7 +309,8 @@ describe('openai-responses: reasoning state in the checkpoint', () => {
     const resumed = requestsFor('parallel').filter((q) => q.provider === 'openai-responses').at(-1).body.input;
     const at = resumed.findIndex((x) => x.type === 'reasoning');
     assert.deepEqual(resumed[at], { type: 'reasoning', id: 'rs_0abc', summary: [{ type: 'summary_text', text: 'Weighing turn 0.' }], encrypted_content: 'gAAAAB-enc-0-final' });
-    assert.deepEqual(resumed.slice(at + 1).map((x) => x.type ?? x.role), ['assistant', 'function_call', 'function_call', 'function_call', 'function_call_output', 'function_call_output', 'function_call_output']);
+    assert.deepEqual(resumed.slice(at + 1).map((x) => (x.type === 'message' ? x.role : x.type)), ['assistant', 'function_call', 'function_call', 'function_call', 'function_call_output', 'function_call_output', 'function_call_output']);
+    assert.ok(resumed.every((x) => x.type !== undefined), 'every item says its type (llama-server refuses a message without it)');
     assert.deepEqual(resumed.filter((x) => x.type === 'function_call_output').map((x) => x.output), ['{"key":"a","value":"v-a"}', 'blue', '{"key":"c","value":"v-c"}']);
   });
 
