@@ -190,42 +190,21 @@ impl resumable_agent::provider::HttpClient for Replay {
     }
 }
 
-/// A streamed answer (server-sent events) in either wire format, split anywhere: the stream decoders never
-/// panic, deltas are well-formed, and an answer they accept goes through a run like any response.
-/// Byte 0 picks the format (even: Anthropic, odd: OpenAI), byte 1 the split point; the rest is the body.
+/// A streamed answer (server-sent events) in either Anthropic's or Chat Completions' format, split anywhere:
+/// byte 0 picks the format (even: Anthropic, odd: OpenAI), the rest is as for [`stream_in`].
 #[allow(dead_code)]
 fn sse_stream(data: &[u8]) {
-    use resumable_agent::provider::{HttpModel, Retry, anthropic::Anthropic, openai::OpenAi};
-    use resumable_agent::{Delta, Message, Model, ModelRequest};
-    let [kind, split, body @ ..] = data else { return };
-    let client = Replay {
-        body: body.to_vec(),
-        split: usize::from(*split),
-    };
-    let messages = [Message::user("hi")];
-    let request = ModelRequest::new(&messages, &[]);
-    let mut deltas = 0usize;
-    let mut sink = |d: Delta<'_>| {
-        if let Delta::ToolCall { input, .. } = d {
-            let _ = input.len();
-        }
-        deltas += 1;
-    };
-    let result = if kind % 2 == 0 {
-        let m = HttpModel::new(Anthropic::new("k", "m"), client, "k").retry(Retry::default().max_retries(0));
-        pollster::block_on(m.stream(request, &mut sink))
+    use resumable_agent::provider::{anthropic::Anthropic, openai::OpenAi};
+    let [kind, rest @ ..] = data else { return };
+    if kind % 2 == 0 {
+        stream_in(Anthropic::new("k", "m"), rest);
     } else {
-        let m = HttpModel::new(OpenAi::new("k", "m"), client, "k").retry(Retry::default().max_retries(0));
-        pollster::block_on(m.stream(request, &mut sink))
-    };
-    assert!(deltas <= body.len() + 1, "more deltas than bytes");
-    if let Ok(response) = result {
-        run_response(response);
+        stream_in(OpenAi::new("k", "m"), rest);
     }
 }
 
-/// A streamed answer in `wire`'s format, split anywhere (byte 0 is the split point): the same checks as
-/// [`sse_stream`].
+/// A streamed answer in `wire`'s format, split anywhere (byte 0 is the split point): the stream decoders never
+/// panic, deltas are well-formed, and an answer they accept goes through a run like any response.
 #[allow(dead_code)]
 fn stream_in<W: resumable_agent::provider::WireFormat>(wire: W, data: &[u8]) {
     use resumable_agent::provider::{HttpModel, Retry};

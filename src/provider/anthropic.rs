@@ -203,8 +203,8 @@ impl WireFormat for Anthropic {
         Anthropic::check(self)
     }
 
-    fn check_request(&self, request: &ModelRequest<'_>) -> Result<(), String> {
-        self.tool_choice.as_ref().map_or(Ok(()), |c| c.check(request.tools))
+    fn tool_choice(&self) -> Option<&ToolChoice> {
+        self.tool_choice.as_ref()
     }
 
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {

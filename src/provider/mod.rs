@@ -204,13 +204,10 @@ pub trait WireFormat: MaybeSend + MaybeSync {
         Ok(())
     }
 
-    /// Checks what this request asks of the settings (a `toolChoice` naming a tool the request does not have).
-    ///
-    /// # Errors
-    /// What is wrong, as `<setting>: <problem>`.
-    fn check_request(&self, request: &ModelRequest<'_>) -> Result<(), String> {
-        let _ = request;
-        Ok(())
+    /// Whether the model must call a tool, when the settings say (checked against each request's tools before
+    /// it is sent: [`ToolChoice::check`]). The default is none.
+    fn tool_choice(&self) -> Option<&ToolChoice> {
+        None
     }
 
     /// The provider's own error message in an error body, if it has one.
@@ -414,7 +411,7 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         let http = self.wire.request(&request);
-        let checked = self.wire.check_request(&request);
+        let checked = self.wire.tool_choice().map_or(Ok(()), |c| c.check(request.tools));
         async move {
             self.settings(checked)?;
             let mut attempt = 0;
@@ -448,7 +445,7 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
         sink: &'a mut dyn DeltaSink,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         let http = self.wire.stream_request(&request);
-        let checked = self.wire.check_request(&request);
+        let checked = self.wire.tool_choice().map_or(Ok(()), |c| c.check(request.tools));
         async move {
             let Some(http) = http else {
                 return self.complete(request).await;

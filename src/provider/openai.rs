@@ -122,7 +122,7 @@ pub(crate) fn chat_body(request: &ModelRequest<'_>) -> Map<String, Value> {
     body
 }
 
-fn role_name(role: Role) -> &'static str {
+pub(super) fn role_name(role: Role) -> &'static str {
     match role {
         Role::User => "user",
         Role::Assistant => "assistant",
@@ -258,8 +258,8 @@ impl WireFormat for OpenAi {
         chat_response(body)
     }
 
-    fn check_request(&self, request: &ModelRequest<'_>) -> Result<(), String> {
-        self.tool_choice.as_ref().map_or(Ok(()), |c| c.check(request.tools))
+    fn tool_choice(&self) -> Option<&ToolChoice> {
+        self.tool_choice.as_ref()
     }
 
     fn stream_request(&self, request: &ModelRequest<'_>) -> Option<HttpRequest> {

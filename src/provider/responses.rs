@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::openai::arguments;
+use super::openai::{arguments, role_name};
 use super::sse::SseEvent;
 use super::{HttpRequest, StreamedBody, ToolChoice, WireFormat, join_url};
 use crate::message::{Content, ContentBlock, Reasoning, Role, ToolUse, Usage};
@@ -209,14 +209,6 @@ impl OpenAiResponses {
     }
 }
 
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::System => "system",
-    }
-}
-
 /// A user (or system) turn's blocks: each tool result as a `function_call_output` item, in order, then the rest
 /// as one message of input parts.
 fn user(role: Role, blocks: &[ContentBlock], items: &mut Vec<Value>) {
@@ -247,8 +239,8 @@ impl WireFormat for OpenAiResponses {
         NAME
     }
 
-    fn check_request(&self, request: &ModelRequest<'_>) -> Result<(), String> {
-        self.tool_choice.as_ref().map_or(Ok(()), |c| c.check(request.tools))
+    fn tool_choice(&self) -> Option<&ToolChoice> {
+        self.tool_choice.as_ref()
     }
 
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {
