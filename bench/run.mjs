@@ -111,6 +111,12 @@ const sessionsRun = spawnSync(process.execPath, [join(BENCH, 'sessions.mjs')], {
 if (sessionsRun.status !== 0) throw new Error(`sessions.mjs failed (${sessionsRun.status ?? sessionsRun.signal}):\n${sessionsRun.stderr}`);
 const sessionsTable = sessionsRun.stdout.trim();
 
+// ---- 8c: provider requests against the run's length (bench/providers.mjs) ---------------------------------
+log('providers: request bytes and time per model call at 20 and 400 steps');
+const providersRun = spawnSync(process.execPath, [join(BENCH, 'providers.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 600_000, maxBuffer: 16 << 20 });
+if (providersRun.status !== 0) throw new Error(`providers.mjs failed (${providersRun.status ?? providersRun.signal}):\n${providersRun.stderr}`);
+const providersTable = providersRun.stdout.trim();
+
 // ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
 log('streaming: first byte -> first text-delta, warm and cold');
 const streamWarm = child('first-delta.mjs', '20', '50');
@@ -330,6 +336,8 @@ Savers (\`bench/savers.mjs\`):
 ${saversTable}
 
 ${sessionsTable}
+
+${providersTable}
 
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;
