@@ -79,7 +79,7 @@ for (const [name, model] of Object.entries(providers)) {
     assert.ok(r.usage.outputTokens > 0);
   });
 
-  test(`${name}: the tools are sent, the tool choice accepted`, async () => {
+  test(`${name}: a request with tools and a tool choice is accepted (whether the model calls one is its own affair)`, async () => {
     const r = await agent({ model: model({ toolChoice: 'auto' }), tools: [lookup], maxIterations: 3 }).prompt('Look up the key "a".').catch((e) => e);
     assert.ok(!(r instanceof ModelError), String(r));
   });
