@@ -96,6 +96,15 @@ pub enum AgentError {
         /// The run so far.
         checkpoint: Box<Checkpoint>,
     },
+    /// An MCP server (or another server a tool stands for) could not be reached or refused a call; the call
+    /// is not recorded as done, and `checkpoint` (from before it) calls it again when resumed.
+    #[error("MCP server {}", source)]
+    Mcp {
+        /// The server, its HTTP status if it answered, and what went wrong.
+        source: crate::tool::Unavailable,
+        /// The run so far (absent when no run was under way, e.g. listing a server's tools).
+        checkpoint: Option<Box<Checkpoint>>,
+    },
     /// The caller stopped the run (an aborted signal); `checkpoint` is where it stopped.
     #[error("the run was aborted; its checkpoint holds the progress so far")]
     Aborted {
@@ -127,6 +136,7 @@ impl AgentError {
             AgentError::InterruptExpired { .. } => "InterruptExpiredError",
             AgentError::Output { .. } => "OutputError",
             AgentError::Aborted { .. } => "AbortedError",
+            AgentError::Mcp { .. } => "McpError",
             AgentError::Interrupted { .. } => "RunInterruptedError",
         }
     }
@@ -148,7 +158,7 @@ impl AgentError {
             | AgentError::InterruptExpired { checkpoint, .. }
             | AgentError::Output { checkpoint, .. }
             | AgentError::Aborted { checkpoint } => Some(checkpoint),
-            AgentError::Saver { checkpoint, .. } => checkpoint.as_deref_mut(),
+            AgentError::Saver { checkpoint, .. } | AgentError::Mcp { checkpoint, .. } => checkpoint.as_deref_mut(),
             _ => None,
         }
     }
@@ -162,7 +172,7 @@ impl AgentError {
             | AgentError::InterruptExpired { checkpoint, .. }
             | AgentError::Output { checkpoint, .. }
             | AgentError::Aborted { checkpoint } => Some(checkpoint),
-            AgentError::Saver { checkpoint, .. } => checkpoint.as_deref(),
+            AgentError::Saver { checkpoint, .. } | AgentError::Mcp { checkpoint, .. } => checkpoint.as_deref(),
             AgentError::Checkpoint(_)
             | AgentError::Config(_)
             | AgentError::Argument(_)

@@ -11,19 +11,23 @@ pub enum InterruptKind {
     Approval,
     /// A tool asked a question ([`InterruptError`](crate::InterruptError)).
     Question,
+    /// A tool needs input to go on ([`ToolError::Input`](crate::ToolError::Input), an MCP server's
+    /// elicitation): answered with accept (and content), decline or cancel, after which the call runs again.
+    Elicitation,
 }
 
 /// One thing a paused run waits for, named by the id of the tool call it is about.
 ///
-/// `{ kind: "approval", id, toolName, input, expiresAt? }` or
-/// `{ kind: "question", id, toolName, input, question, options?, data?, expiresAt? }`.
+/// `{ kind: "approval", id, toolName, input, expiresAt? }`,
+/// `{ kind: "question", id, toolName, input, question, options?, data?, expiresAt? }` or
+/// `{ kind: "elicitation", id: "<call id>/<key>", toolName, input, message, requestedSchema }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Interrupt {
     /// Approval request or question.
     pub kind: InterruptKind,
-    /// The tool call's id (its `tool_use` id).
+    /// The tool call's id (its `tool_use` id); for an elicitation `<call id>/<key>`.
     pub id: String,
     /// The tool called.
     pub tool_name: String,
@@ -49,13 +53,24 @@ pub struct Interrupt {
         deserialize_with = "crate::json::whole_opt"
     )]
     pub expires_at: Option<u64>,
+    /// What the tool asks (elicitations only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The flat JSON Schema an accepted answer's `content` must match (elicitations only).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::message::present"
+    )]
+    pub requested_schema: Option<Value>,
 }
 
 impl Interrupt {
     /// What to show the human: the question, or a sentence naming the tool of an approval request.
     pub fn prompt(&self) -> String {
-        match (&self.kind, &self.question) {
-            (InterruptKind::Question, Some(q)) => q.clone(),
+        match (&self.kind, &self.question, &self.message) {
+            (InterruptKind::Question, Some(q), _) => q.clone(),
+            (InterruptKind::Elicitation, _, Some(m)) => m.clone(),
             _ => approval_sentence(&self.tool_name),
         }
     }
@@ -87,6 +102,16 @@ pub enum Decision {
         /// The answer, which becomes the call's result.
         text: String,
     },
+    /// Give an elicitation the input it asks for: `content` must match its `requestedSchema`.
+    Accept {
+        /// The answer (an object of the schema's properties).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<Value>,
+    },
+    /// Refuse an elicitation's request (the server reads `decline` and goes on as it sees fit).
+    Decline,
+    /// Dismiss an elicitation without a choice (the server reads `cancel`).
+    Cancel,
 }
 
 impl Decision {
@@ -110,11 +135,18 @@ impl Decision {
     pub fn answer(text: impl Into<String>) -> Self {
         Decision::Answer { text: text.into() }
     }
+    /// Accept an elicitation with `content`.
+    pub fn accept(content: Value) -> Self {
+        Decision::Accept { content: Some(content) }
+    }
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Decision::Approve { .. } => "approve",
             Decision::Deny { .. } => "deny",
             Decision::Answer { .. } => "answer",
+            Decision::Accept { .. } => "accept",
+            Decision::Decline => "decline",
+            Decision::Cancel => "cancel",
         }
     }
 }

@@ -104,7 +104,9 @@ pub use session::{
     Turn, list_sessions, put_stored, read_stored,
 };
 pub use spec::{AgentSpec, NeedsApproval, ToolSpec};
-pub use tool::{FnTool, InterruptError, Tool, ToolContext, ToolError, tool};
+pub use tool::{
+    FnTool, InputRequest, InputRequired, InterruptError, PendingInput, Tool, ToolContext, ToolError, Unavailable, tool,
+};
 
 /// The README's Rust blocks, compiled and run as doctests (`scripts/check-docs.mjs` checks its other blocks).
 #[cfg(doctest)]

@@ -379,6 +379,128 @@ fn check_types(v: &Value, at: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An accepted elicitation's `content` against its `requestedSchema` (MCP's flat form schema: an object of
+/// strings, numbers, booleans and enums, arrays of strings for a multi-select), with the string formats
+/// MCP names (`email`, `uri`, `date`, `date-time`). No content reads as `{}` (a form with nothing
+/// required).
+pub(crate) fn check_elicited(schema: &Value, content: Option<&Value>, max_depth: usize) -> Result<(), String> {
+    let empty = Value::Object(Map::new());
+    let content = content.unwrap_or(&empty);
+    let Some(o) = content.as_object() else {
+        return Err("content: expected an object (the requested schema's properties)".into());
+    };
+    if crate::limits::value_depth(content) > max_depth.min(3) {
+        return Err("content: nested too deep for a form (an object of primitives)".into());
+    }
+    for (k, v) in o {
+        let flat = match v {
+            Value::String(_) | Value::Number(_) | Value::Bool(_) => true,
+            Value::Array(items) => items.iter().all(Value::is_string),
+            _ => false,
+        };
+        if !flat {
+            return Err(format!(
+                "content.{k}: expected a string, number, boolean or array of strings, got {}",
+                crate::options::describe(v)
+            ));
+        }
+    }
+    check(schema, content, "content")?;
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (k, p) in properties.into_iter().flatten() {
+        if let (Some(format), Some(Value::String(text))) = (p.get("format").and_then(Value::as_str), o.get(k)) {
+            if !format_holds(format, text) {
+                return Err(format!("content.{k}: expected a {format}, got {text:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `text` is in `format` (those MCP's elicitation schemas name; any other format holds).
+fn format_holds(format: &str, text: &str) -> bool {
+    match format {
+        "email" => email(text),
+        "uri" => uri(text),
+        "date" => date(text),
+        "date-time" => date_time(text),
+        _ => true,
+    }
+}
+
+fn email(text: &str) -> bool {
+    let Some((local, domain)) = text.rsplit_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn uri(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && !rest.is_empty()
+        && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// `YYYY-MM-DD`, a day that exists.
+fn date(text: &str) -> bool {
+    let num = |s: &str, len: usize| {
+        (s.len() == len && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    let parts: Vec<&str> = text.split('-').collect();
+    let [y, m, d] = parts.as_slice() else { return false };
+    let (Some(y), Some(m), Some(d)) = (num(y, 4), num(m, 2), num(d, 2)) else {
+        return false;
+    };
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// RFC 3339: a date, `T`, `HH:MM:SS` with an optional fraction, and `Z` or an offset `±HH:MM`.
+fn date_time(text: &str) -> bool {
+    let Some((day, time)) = text.split_once(['T', 't']) else {
+        return false;
+    };
+    let two = |s: &str, max: u32| {
+        s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()) && s.parse::<u32>().is_ok_and(|n| n <= max)
+    };
+    let clock = |s: &str| {
+        let parts: Vec<&str> = s.split(':').collect();
+        matches!(parts.as_slice(), [h, m] if two(h, 23) && two(m, 59))
+    };
+    let (time, zone_ok) = if let Some(t) = time.strip_suffix(['Z', 'z']) {
+        (t, true)
+    } else if let Some((t, zone)) = time.rsplit_once(['+', '-']) {
+        (t, clock(zone))
+    } else {
+        return false;
+    };
+    let (hms, fraction) = time.split_once('.').unwrap_or((time, "0"));
+    let parts: Vec<&str> = hms.split(':').collect();
+    date(day)
+        && zone_ok
+        && !fraction.is_empty()
+        && fraction.bytes().all(|c| c.is_ascii_digit())
+        && matches!(parts.as_slice(), [h, m, s] if two(h, 23) && two(m, 59) && two(s, 60))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,6 +74,97 @@ pub enum ToolError {
     /// The tool failed; the model receives the message as an error result and can recover.
     #[error("{0}")]
     Failed(String),
+    /// The tool cannot go on without input from the human (an MCP server's elicitation): the run pauses
+    /// with one `elicitation` interrupt per request, and the resume calls the tool again with the answers
+    /// ([`ToolContext::input`]).
+    #[error("input required: {}", .0.requests.iter().map(|r| r.message.as_str()).collect::<Vec<_>>().join("; "))]
+    Input(InputRequired),
+    /// What the tool stands for could not be reached (an MCP server down, or answering with an HTTP
+    /// error): the run ends with [`AgentError::Mcp`](crate::AgentError::Mcp) carrying the checkpoint from
+    /// before the call, which is not recorded as done — resuming that checkpoint calls it again.
+    #[error("{0}")]
+    Unavailable(Unavailable),
+}
+
+/// The requests for input of a [`ToolError::Input`], and what the tool needs to go on once answered.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InputRequired {
+    /// What to ask, by key (at least one).
+    pub requests: Vec<InputRequest>,
+    /// The tool's own state for the retry (plain JSON; kept in the checkpoint verbatim, so it must hold no
+    /// secret): given back by [`ToolContext::input`].
+    pub state: Value,
+}
+
+impl InputRequired {
+    /// Requests `requests`, to go on from `state`.
+    pub fn new(requests: Vec<InputRequest>, state: Value) -> Self {
+        InputRequired { requests, state }
+    }
+}
+
+/// One request for input: a message and the flat JSON Schema of the answer's `content` (MCP form-mode
+/// elicitation: an object of strings, numbers, booleans and enums).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InputRequest {
+    /// Names the request among its call's (the interrupt's id is `<call id>/<key>`).
+    pub key: String,
+    /// What to ask.
+    pub message: String,
+    /// The schema of an accepted answer's `content`.
+    pub requested_schema: Value,
+}
+
+impl InputRequest {
+    /// Asks `message`, answered by content matching `requested_schema`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>, requested_schema: Value) -> Self {
+        InputRequest {
+            key: key.into(),
+            message: message.into(),
+            requested_schema,
+        }
+    }
+}
+
+/// A server a tool stands for could not be reached or refused the call ([`ToolError::Unavailable`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{server}: {message}")]
+#[non_exhaustive]
+pub struct Unavailable {
+    /// The server, as its origin (`https://host:port`; never a path, query or credential).
+    pub server: String,
+    /// The HTTP status it answered with, if it answered.
+    pub status: Option<u16>,
+    /// What went wrong (never a header value).
+    pub message: String,
+}
+
+impl Unavailable {
+    /// `server` failed with `message` (and the HTTP `status` it answered with, if any).
+    pub fn new(server: impl Into<String>, status: Option<u16>, message: impl Into<String>) -> Self {
+        Unavailable {
+            server: server.into(),
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+/// The human's answers to a tool's [`InputRequired`], given to the call when the run resumes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PendingInput {
+    /// The call that asked (its `tool_use` id).
+    pub call: String,
+    /// The tool's [`InputRequired::state`], verbatim.
+    pub state: Value,
+    /// Each request's answer by key, as MCP's `ElicitResult`: `{ action: "accept", content }`,
+    /// `{ action: "decline" }` or `{ action: "cancel" }` (empty while the run waits).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub responses: serde_json::Map<String, Value>,
 }
 
 impl ToolError {
@@ -92,6 +183,7 @@ pub struct ToolContext<'a> {
     /// The run's id (stable across pauses and resumes).
     pub run_id: &'a str,
     pub(crate) state: Option<&'a StateSlot<'a>>,
+    pub(crate) input: Option<&'a PendingInput>,
 }
 
 /// The agent's state as one tool call sees it: the current value, and the value it set, if any.
@@ -108,7 +200,21 @@ impl<'a> ToolContext<'a> {
             tool_use_id,
             run_id,
             state: None,
+            input: None,
         }
+    }
+
+    /// The same context, for a call resumed with the human's answers to its [`InputRequired`].
+    #[must_use]
+    pub fn with_input(mut self, input: &'a PendingInput) -> Self {
+        self.input = Some(input);
+        self
+    }
+
+    /// When this call asked for input ([`ToolError::Input`]) and the run was resumed with the answers: its
+    /// state and the answers. `None` for a first call.
+    pub fn input(&self) -> Option<&'a PendingInput> {
+        self.input
     }
 
     /// `run_id:tool_use_id`: the same for every attempt of this call, in any process — a tool that may run

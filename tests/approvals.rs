@@ -360,6 +360,7 @@ fn resuming_any_checkpoint_event_gives_the_same_final_transcript() {
         match cp.interrupts.first().map(|i| i.kind) {
             Some(InterruptKind::Approval) => Resume::decisions([Decision::approve()]),
             Some(InterruptKind::Question) => "yes".into(),
+            Some(InterruptKind::Elicitation) => Resume::decisions([Decision::Cancel]),
             None => "".into(),
         }
     };

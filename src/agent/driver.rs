@@ -366,7 +366,17 @@ async fn run_tool(
         current: run.state(),
         next: std::sync::Mutex::new(None),
     };
-    let mut outcome = call_tool(config, run.run_id(), &call, &slot).await;
+    let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
+    let mut outcome = match call_tool(config, run.run_id(), &call, &slot, input.as_ref()).await {
+        Ok(outcome) => outcome,
+        // Not recorded: the checkpoint from before the call calls it again when resumed.
+        Err(source) => {
+            return Err(AgentError::Mcp {
+                source,
+                checkpoint: Some(Box::new(stopped(run.clone()))),
+            });
+        }
+    };
     let next = slot
         .next
         .into_inner()
@@ -440,20 +450,31 @@ async fn done(
     }))
 }
 
-async fn call_tool(config: &AgentConfig, run_id: &str, call: &ToolUse, state: &StateSlot<'_>) -> ToolOutcome {
+/// Calls the tool (with the answers to its request for input, when resumed with them); `Err` when what it
+/// stands for could not be reached.
+async fn call_tool(
+    config: &AgentConfig,
+    run_id: &str,
+    call: &ToolUse,
+    state: &StateSlot<'_>,
+    input: Option<&crate::tool::PendingInput>,
+) -> Result<ToolOutcome, crate::tool::Unavailable> {
     let Some(tool) = config.tool(&call.name) else {
-        return ToolOutcome::Error(format!("unknown tool {:?}", call.name));
+        return Ok(ToolOutcome::Error(format!("unknown tool {:?}", call.name)));
     };
     let ctx = ToolContext {
         tool_use_id: &call.id,
         run_id,
         state: Some(state),
+        input,
     };
-    match tool.call_dyn(call.input.clone(), ctx).await {
+    Ok(match tool.call_dyn(call.input.clone(), ctx).await {
         Ok(Value::String(text)) => ToolOutcome::Output(text),
         // Spelled as a JS tool's result is (keys sorted, numbers as JS reads them): one text in every host.
         Ok(value) => ToolOutcome::Output(crate::keys::canonical_json(&value)),
         Err(ToolError::Interrupt(i)) => ToolOutcome::Interrupt(i),
         Err(ToolError::Failed(message)) => ToolOutcome::Error(message),
-    }
+        Err(ToolError::Input(input)) => ToolOutcome::Input(input),
+        Err(ToolError::Unavailable(why)) => return Err(why),
+    })
 }

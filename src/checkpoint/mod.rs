@@ -73,6 +73,10 @@ pub struct Checkpoint {
     /// True once the open turn's calls were checked for approval, so the check never repeats.
     #[serde(skip_serializing_if = "is_false")]
     pub reviewed: bool,
+    /// While a call waits for input (`elicitation` interrupts), and from the resume until it runs again:
+    /// the call, its tool's state for the retry and the answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_input: Option<crate::tool::PendingInput>,
     /// The agent's state (plain JSON), which tools read and replace; absent when the agent has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<Value>,
@@ -191,6 +195,8 @@ struct Raw {
     approved: Option<Vec<String>>,
     #[serde(default)]
     reviewed: Option<bool>,
+    #[serde(default)]
+    pending_input: Option<crate::tool::PendingInput>,
     #[serde(default, deserialize_with = "crate::message::present")]
     state: Option<Value>,
     #[serde(default, deserialize_with = "crate::message::present")]
@@ -225,6 +231,7 @@ impl Checkpoint {
             tool_results: Vec::new(),
             approved: Vec::new(),
             reviewed: false,
+            pending_input: None,
             state: None,
             structured: None,
             output_attempts: 0,
@@ -456,6 +463,7 @@ impl Raw {
             tool_results: self.tool_results.unwrap_or_default(),
             approved: self.approved.unwrap_or_default(),
             reviewed: self.reviewed.unwrap_or(false),
+            pending_input: self.pending_input,
             state: self.state,
             structured: self.structured,
             output_attempts: self.output_attempts.unwrap_or(0),

@@ -85,6 +85,8 @@ pub(super) fn upgrade_pending_question(cp: &mut Checkpoint) -> Result<(), Checkp
         options: None,
         data: None,
         expires_at: None,
+        message: None,
+        requested_schema: None,
     }]);
     Ok(())
 }

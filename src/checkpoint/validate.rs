@@ -92,6 +92,7 @@ impl Checkpoint {
         };
         let answered = self.validate_results(&turn)?;
         let pending = self.validate_interrupts(&turn, &answered)?;
+        self.validate_pending_input(&turn, &answered)?;
         self.validate_pause()?;
         self.validate_approved(&turn, &pending)
     }
@@ -105,6 +106,7 @@ impl Checkpoint {
             ("approved", !self.approved.is_empty()),
             ("reviewed", self.reviewed),
             ("question", self.question.is_some()),
+            ("pendingInput", self.pending_input.is_some()),
         ];
         match stray.iter().find(|(_, set)| *set) {
             Some((field, _)) => Err(CheckpointError::at(
@@ -141,7 +143,26 @@ impl Checkpoint {
         let mut pending = HashSet::new();
         for (k, i) in self.interrupts.iter().enumerate() {
             let at = |field: &str| format!("interrupts[{k}].{field}");
-            let c = turn.call(&i.id, || at("id"))?;
+            if i.kind == InterruptKind::Elicitation {
+                self.validate_elicitation(i, &at)?;
+                if !pending.insert(i.id.as_str()) {
+                    return Err(CheckpointError::at(at("id"), format!("{:?} is pending twice", i.id)));
+                }
+            }
+            let call_id = match (&i.kind, &self.pending_input) {
+                (InterruptKind::Elicitation, Some(p)) => p.call.as_str(),
+                _ => i.id.as_str(),
+            };
+            let c = turn.call(call_id, || at("id"))?;
+            if i.kind == InterruptKind::Elicitation {
+                if i.tool_name != c.name || i.input != c.input {
+                    return Err(CheckpointError::at(
+                        at("toolName"),
+                        format!("differs from the tool or input of call {call_id:?}"),
+                    ));
+                }
+                continue;
+            }
             if answered.contains(i.id.as_str()) {
                 return Err(CheckpointError::at(
                     at("id"),
@@ -178,7 +199,66 @@ impl Checkpoint {
                 "a run waits for one question at a time, or for approvals only",
             ));
         }
+        let elicitations = self
+            .interrupts
+            .iter()
+            .filter(|i| i.kind == InterruptKind::Elicitation)
+            .count();
+        if elicitations > 0 && elicitations < self.interrupts.len() {
+            return Err(CheckpointError::at(
+                "interrupts",
+                "a run waits for one call's requests for input at a time, with nothing else",
+            ));
+        }
         Ok(pending)
+    }
+
+    /// An elicitation names a request of the call in `pendingInput` (`<call>/<key>`), with its message and
+    /// the schema of its answer.
+    fn validate_elicitation(&self, i: &Interrupt, at: &dyn Fn(&str) -> String) -> Result<(), CheckpointError> {
+        let Some(p) = &self.pending_input else {
+            return Err(CheckpointError::at(
+                "pendingInput",
+                format!("missing, but {} waits for input", at("id").trim_end_matches(".id")),
+            ));
+        };
+        let key = i.id.strip_prefix(p.call.as_str()).and_then(|k| k.strip_prefix('/'));
+        if key.is_none_or(str::is_empty) {
+            return Err(CheckpointError::at(
+                at("id"),
+                format!("expected \"{}/<key>\" (the call waiting for input)", p.call),
+            ));
+        }
+        if i.message.is_none() {
+            return Err(CheckpointError::at(at("message"), "missing"));
+        }
+        if !i.requested_schema.as_ref().is_some_and(serde_json::Value::is_object) {
+            return Err(CheckpointError::at(at("requestedSchema"), "missing, or not an object"));
+        }
+        Ok(())
+    }
+
+    /// The call in `pendingInput` is one of the open turn's, without a result; its answers are objects.
+    fn validate_pending_input(&self, turn: &OpenTurn<'_>, answered: &HashSet<&str>) -> Result<(), CheckpointError> {
+        let Some(p) = &self.pending_input else { return Ok(()) };
+        turn.call(&p.call, || "pendingInput.call".to_owned())?;
+        if answered.contains(p.call.as_str()) {
+            return Err(CheckpointError::at(
+                "pendingInput.call",
+                format!("{:?} already has a result in toolResults", p.call),
+            ));
+        }
+        if let Some((key, _)) = p.responses.iter().find(|(_, r)| {
+            !r.get("action")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|a| matches!(a, "accept" | "decline" | "cancel"))
+        }) {
+            return Err(CheckpointError::at(
+                format!("pendingInput.responses[{key:?}].action"),
+                "expected \"accept\", \"decline\" or \"cancel\"",
+            ));
+        }
+        Ok(())
     }
 
     /// A paused run was reviewed, and `pendingToolUseId` and `question` repeat its first interrupt.

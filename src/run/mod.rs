@@ -45,7 +45,7 @@ use crate::interrupt::{Interrupt, InterruptKind, OnExpire};
 use crate::message::{BlockProblem, ContentBlock, Message, Role, ToolResult, ToolUse, block_problem};
 use crate::model::ModelError;
 use crate::model::{ModelResponse, ToolDefinition};
-use crate::tool::InterruptError;
+use crate::tool::{InputRequired, InterruptError, PendingInput};
 
 /// Default bound on model calls per run (across resumes).
 pub const DEFAULT_MAX_ITERATIONS: u32 = 25;
@@ -194,6 +194,8 @@ pub enum ToolOutcome {
     Error(String),
     /// Pause and ask the human.
     Interrupt(InterruptError),
+    /// Pause for the input the tool needs; the resume calls it again with the answers.
+    Input(InputRequired),
 }
 
 /// A decision a resume applied, for reporting (`approval-response`, or the answer's `tool-result`).
@@ -582,6 +584,8 @@ impl<'c> Run<'c> {
                     options: None,
                     data: None,
                     expires_at: expires_in.map(|ms| now.saturating_add(ms)),
+                    message: None,
+                    requested_schema: None,
                 })
             })
             .collect();
@@ -591,62 +595,17 @@ impl<'c> Run<'c> {
     }
 
     /// Records how the call `id` (the one [`Step::CallTool`] named) ended.
-    pub fn tool_finished(&mut self, id: &str, mut outcome: ToolOutcome, now: u64) {
+    pub fn tool_finished(&mut self, id: &str, outcome: ToolOutcome, now: u64) {
         self.touch(now);
-        // A result the checkpoint could not hold is refused where it enters: the model reads why, and what
-        // is saved can always be read back.
-        let size = match &outcome {
-            ToolOutcome::Output(text) | ToolOutcome::Error(text) => crate::json::len(text.as_str()),
-            ToolOutcome::Interrupt(ask) => {
-                crate::json::len(&ask.question) + ask.data.as_ref().map_or(0, crate::json::len)
-            }
-        };
-        if let Some(why) = self.too_large(size, 0) {
-            let what = if matches!(outcome, ToolOutcome::Interrupt(_)) {
-                "question"
-            } else {
-                "result"
-            };
-            outcome = ToolOutcome::Error(format!(
-                "the tool's {what} was not kept: {why}; return less (e.g. a summary, or a reference to where the data is)"
-            ));
+        // The answers it was resumed with are used up, whatever it did with them.
+        if self.state.pending_input.as_ref().is_some_and(|p| p.call == id) {
+            self.state.pending_input = None;
         }
-        let max = self.config.limits.max_depth;
-        if let ToolOutcome::Interrupt(ask) = &outcome {
-            if let Some(depth) = ask.data.as_ref().map(crate::limits::value_depth).filter(|d| *d > max) {
-                outcome = ToolOutcome::Error(format!(
-                    "the question's data nests {depth} deep; at most {max} (limits.maxDepth)"
-                ));
-            }
-        }
-        let (content, is_error) = match outcome {
+        let (content, is_error) = match self.admit(outcome) {
             ToolOutcome::Output(text) => (text, false),
             ToolOutcome::Error(message) => (message, true),
-            ToolOutcome::Interrupt(ask) => {
-                let Some(call) = self
-                    .state
-                    .open_calls()
-                    .and_then(|calls| calls.into_iter().find(|c| c.id == id).cloned())
-                else {
-                    return;
-                };
-                // The approval was used up: the call ran, and its answer will be the human's.
-                self.state.approved.retain(|a| *a != call.id);
-                self.state.set_interrupts(vec![Interrupt {
-                    kind: InterruptKind::Question,
-                    id: call.id,
-                    tool_name: call.name,
-                    input: call.input,
-                    question: Some(ask.question),
-                    options: ask.options,
-                    data: ask.data.map(|mut d| {
-                        crate::limits::normalize_numbers(&mut d);
-                        d
-                    }),
-                    expires_at: ask.expires_in_ms.map(|ms| now.saturating_add(ms)),
-                }]);
-                return;
-            }
+            ToolOutcome::Interrupt(ask) => return self.ask(id, ask, now),
+            ToolOutcome::Input(input) => return self.ask_input(id, input),
         };
         self.state.tool_results.push(ToolResult {
             tool_use_id: id.to_owned(),
@@ -654,4 +613,132 @@ impl<'c> Run<'c> {
             is_error,
         });
     }
+
+    /// `outcome`, or the error result the model reads instead when the checkpoint could not hold it.
+    fn admit(&mut self, outcome: ToolOutcome) -> ToolOutcome {
+        // A result the checkpoint could not hold is refused where it enters: the model reads why, and what
+        // is saved can always be read back.
+        let size = match &outcome {
+            ToolOutcome::Output(text) | ToolOutcome::Error(text) => crate::json::len(text.as_str()),
+            ToolOutcome::Interrupt(ask) => {
+                crate::json::len(&ask.question) + ask.data.as_ref().map_or(0, crate::json::len)
+            }
+            ToolOutcome::Input(input) => {
+                crate::json::len(&input.state)
+                    + input
+                        .requests
+                        .iter()
+                        .map(|r| crate::json::len(&r.message) + crate::json::len(&r.requested_schema))
+                        .sum::<usize>()
+            }
+        };
+        let what = match &outcome {
+            ToolOutcome::Interrupt(_) => "question",
+            ToolOutcome::Input(_) => "request for input",
+            _ => "result",
+        };
+        if let Some(why) = self.too_large(size, 0) {
+            return ToolOutcome::Error(format!(
+                "the tool's {what} was not kept: {why}; return less (e.g. a summary, or a reference to where the data is)"
+            ));
+        }
+        let max = self.config.limits.max_depth;
+        let depth = match &outcome {
+            ToolOutcome::Interrupt(ask) => ask.data.as_ref().map_or(0, crate::limits::value_depth),
+            ToolOutcome::Input(input) => input
+                .requests
+                .iter()
+                .map(|r| crate::limits::value_depth(&r.requested_schema))
+                .chain([crate::limits::value_depth(&input.state)])
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        };
+        if depth > max {
+            return ToolOutcome::Error(format!(
+                "the tool's {what} nests {depth} deep; at most {max} (limits.maxDepth)"
+            ));
+        }
+        if let ToolOutcome::Input(input) = &outcome {
+            if let Some(problem) = input_problem(input) {
+                return ToolOutcome::Error(format!("the tool's request for input was refused: {problem}"));
+            }
+        }
+        outcome
+    }
+
+    /// The call `id` asked the human a question: the run pauses on it.
+    fn ask(&mut self, id: &str, ask: InterruptError, now: u64) {
+        let Some(call) = self.open_call(id) else { return };
+        // The approval was used up: the call ran, and its answer will be the human's.
+        self.state.approved.retain(|a| *a != call.id);
+        self.state.set_interrupts(vec![Interrupt {
+            kind: InterruptKind::Question,
+            id: call.id,
+            tool_name: call.name,
+            input: call.input,
+            question: Some(ask.question),
+            options: ask.options,
+            data: ask.data.map(|mut d| {
+                crate::limits::normalize_numbers(&mut d);
+                d
+            }),
+            expires_at: ask.expires_in_ms.map(|ms| now.saturating_add(ms)),
+            message: None,
+            requested_schema: None,
+        }]);
+    }
+
+    /// The call `id` needs input: the run pauses with an elicitation per request, and keeps the tool's state
+    /// for the call it makes again once they are answered.
+    fn ask_input(&mut self, id: &str, input: InputRequired) {
+        let Some(call) = self.open_call(id) else { return };
+        let interrupts = input
+            .requests
+            .into_iter()
+            .map(|r| Interrupt {
+                kind: InterruptKind::Elicitation,
+                id: format!("{}/{}", call.id, r.key),
+                tool_name: call.name.clone(),
+                input: call.input.clone(),
+                question: None,
+                options: None,
+                data: None,
+                expires_at: None,
+                message: Some(r.message),
+                requested_schema: Some(r.requested_schema),
+            })
+            .collect();
+        let mut state = input.state;
+        crate::limits::normalize_numbers(&mut state);
+        self.state.pending_input = Some(PendingInput {
+            call: call.id,
+            state,
+            responses: serde_json::Map::new(),
+        });
+        self.state.set_interrupts(interrupts);
+    }
+
+    fn open_call(&self, id: &str) -> Option<ToolUse> {
+        self.state
+            .open_calls()
+            .and_then(|calls| calls.into_iter().find(|c| c.id == id).cloned())
+    }
+}
+
+/// What is wrong with a tool's request for input, if anything: none, or two with one key.
+fn input_problem(input: &InputRequired) -> Option<String> {
+    if input.requests.is_empty() {
+        return Some("it asks for nothing".to_owned());
+    }
+    let mut keys = HashSet::new();
+    for r in &input.requests {
+        if !keys.insert(r.key.as_str()) {
+            return Some(format!("the key {:?} is asked twice", r.key));
+        }
+        if !r.requested_schema.is_object() {
+            return Some(format!("the request {:?} has no requestedSchema object", r.key));
+        }
+    }
+    None
 }

@@ -210,6 +210,39 @@ impl<'c> Run<'c> {
                 content: text,
                 is_error: false,
             },
+            Decision::Accept { .. } | Decision::Decline | Decision::Cancel => {
+                self.give_input(&interrupt, decision);
+                return Applied {
+                    interrupt,
+                    approved: false,
+                    modified_args: None,
+                    result: None,
+                };
+            }
+        };
+        // A denied elicitation ends its call: the model reads that the user declined, and the tool is not
+        // called again (one result, however many of its requests were denied).
+        let result = match self.state.pending_input.take() {
+            Some(p) if interrupt.kind == InterruptKind::Elicitation => {
+                match self.state.tool_results.iter().find(|r| r.tool_use_id == p.call) {
+                    Some(earlier) => {
+                        return Applied {
+                            interrupt,
+                            approved: false,
+                            modified_args: None,
+                            result: Some(earlier.clone()),
+                        };
+                    }
+                    None => ToolResult {
+                        tool_use_id: p.call,
+                        ..result
+                    },
+                }
+            }
+            other => {
+                self.state.pending_input = other;
+                result
+            }
         };
         self.state.tool_results.push(result.clone());
         Applied {
@@ -232,6 +265,7 @@ impl<'c> Run<'c> {
                         match interrupt.kind {
                             InterruptKind::Approval => "approval request",
                             InterruptKind::Question => "question",
+                            InterruptKind::Elicitation => "request for input",
                         }
                     )),
                 }),
@@ -244,16 +278,28 @@ impl<'c> Run<'c> {
                 InterruptKind::Approval,
                 Decision::Approve { .. } | Decision::Deny { .. }
             ) | (InterruptKind::Question, Decision::Answer { .. } | Decision::Deny { .. })
+                | (
+                    InterruptKind::Elicitation,
+                    Decision::Accept { .. } | Decision::Decline | Decision::Cancel | Decision::Deny { .. }
+                )
         );
         if !fits {
             let expected = match interrupt.kind {
                 InterruptKind::Approval => "\"approve\" or \"deny\" for an approval request",
                 InterruptKind::Question => "\"answer\" or \"deny\" for a question",
+                InterruptKind::Elicitation => {
+                    "\"accept\" (with content), \"decline\" or \"cancel\" for an elicitation (or \"deny\" to end the call)"
+                }
             };
             return Err(Check::Invalid(decision_error(
                 Some(&interrupt.id),
                 format!("expected {expected}, got \"{}\"", decision.type_name()),
             )));
+        }
+        if let Decision::Accept { content } = &decision {
+            let schema = interrupt.requested_schema.as_ref().unwrap_or(&Value::Null);
+            crate::schema::check_elicited(schema, content.as_ref(), self.config.limits.max_depth)
+                .map_err(|p| Check::Invalid(decision_error(Some(&interrupt.id), p)))?;
         }
         if let (
             Decision::Approve {
@@ -282,6 +328,29 @@ impl<'c> Run<'c> {
                 .map_err(|p| Check::Invalid(decision_error(Some(&interrupt.id), p)))?;
         }
         Ok(decision)
+    }
+
+    /// Records an elicitation's answer (MCP's `ElicitResult`) for the call that asked, which runs again.
+    fn give_input(&mut self, interrupt: &Interrupt, decision: Decision) {
+        let Some(pending) = self.state.pending_input.as_mut() else {
+            return;
+        };
+        let key = interrupt
+            .id
+            .strip_prefix(pending.call.as_str())
+            .and_then(|k| k.strip_prefix('/'))
+            .unwrap_or(&interrupt.id)
+            .to_owned();
+        let mut answer = serde_json::Map::new();
+        answer.insert("action".into(), decision.type_name().into());
+        if let Decision::Accept {
+            content: Some(mut content),
+        } = decision
+        {
+            crate::limits::normalize_numbers(&mut content);
+            answer.insert("content".into(), content);
+        }
+        pending.responses.insert(key, Value::Object(answer));
     }
 
     pub(super) fn replace_input(&mut self, id: &str, mut input: Value) {
@@ -316,7 +385,7 @@ pub(super) fn decision_error(id: Option<&str>, problem: impl Into<String>) -> Ag
 pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>) -> String {
     let what = match interrupt.kind {
         InterruptKind::Approval => format!("The user denied this call to {}; it did not run", interrupt.tool_name),
-        InterruptKind::Question => "The user declined to answer".to_owned(),
+        InterruptKind::Question | InterruptKind::Elicitation => "The user declined to answer".to_owned(),
     };
     match message {
         Some(m) if !m.is_empty() => format!("{what}: {m}"),
@@ -328,6 +397,14 @@ pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>) -> String {
 /// The error of a resume without an answer for a run that waits for one (`pending`).
 fn no_answer(pending: &[Interrupt]) -> AgentError {
     let problem = match pending {
+        [first, ..] if first.kind == InterruptKind::Elicitation => format!(
+            "no answer given, but the run waits for input: {}; resume with {{ type: 'accept', content }}, {{ type: 'decline' }} or {{ type: 'cancel' }} (or {{ decisions }}, one per request)",
+            pending
+                .iter()
+                .map(|i| format!("{:?} ({:?})", i.id, i.prompt()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         [only] if only.kind == InterruptKind::Question => format!(
             "no answer given, but the run waits for an answer to {:?}: resume(checkpoint, answer) (\"\" is an answer too)",
             only.prompt()
@@ -356,6 +433,13 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
     match input {
         Resume::Answer(text) => match pending {
             [only] if only.kind == InterruptKind::Question => Ok(vec![Decision::Answer { text }]),
+            [first, ..] if first.kind == InterruptKind::Elicitation => Err(decision_error(
+                Some(&first.id),
+                format!(
+                    "the run waits for input ({}), not a text answer: resume with {{ type: 'accept', content }} matching its requestedSchema, {{ type: 'decline' }} or {{ type: 'cancel' }}",
+                    ids()
+                ),
+            )),
             _ => Err(decision_error(
                 pending.first().map(|i| i.id.as_str()),
                 format!(
@@ -557,12 +641,31 @@ fn decision(mut value: Value, path: &str, id: Option<String>) -> Result<Decision
                 return Err(fail(".text: expected a string".into()));
             }
         }
+        Some("accept") => {
+            if let Some(extra) = o.keys().find(|k| !matches!(k.as_str(), "type" | "content")) {
+                return Err(fail(format!(".{extra}: not a field of an accept decision")));
+            }
+            if o.get("content").is_some_and(|c| !c.is_object()) {
+                return Err(fail(
+                    ".content: expected an object (the requested schema's properties)".into(),
+                ));
+            }
+        }
+        Some(kind @ ("decline" | "cancel")) => {
+            if let Some(extra) = o.keys().find(|k| k.as_str() != "type") {
+                return Err(fail(format!(".{extra}: not a field of a {kind} decision")));
+            }
+        }
         Some(other) => {
             return Err(fail(format!(
-                ".type: expected \"approve\", \"deny\" or \"answer\", got {other:?}"
+                ".type: expected \"approve\", \"deny\", \"answer\", \"accept\", \"decline\" or \"cancel\", got {other:?}"
             )));
         }
-        None => return Err(fail(".type: missing (\"approve\", \"deny\" or \"answer\")".into())),
+        None => {
+            return Err(fail(
+                ".type: missing (\"approve\", \"deny\", \"answer\", \"accept\", \"decline\" or \"cancel\")".into(),
+            ));
+        }
     }
     serde_json::from_value(value).map_err(|e| fail(format!(": {e}")))
 }

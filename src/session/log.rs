@@ -316,6 +316,8 @@ struct Rest<'a> {
     approved: &'a [String],
     #[serde(skip_serializing_if = "is_false")]
     reviewed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pending_input: &'a Option<crate::tool::PendingInput>,
     #[serde(skip_serializing_if = "is_zero")]
     output_attempts: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -339,6 +341,7 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         interrupts: &cp.interrupts,
         approved: &cp.approved,
         reviewed: cp.reviewed,
+        pending_input: &cp.pending_input,
         output_attempts: cp.output_attempts,
         created_at: cp.created_at,
         updated_at: cp.updated_at,
@@ -539,6 +542,7 @@ fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), C
         "interrupts" => state.interrupts = field(at, k, v)?,
         "approved" => state.approved = field(at, k, v)?,
         "reviewed" => state.reviewed = field(at, k, v)?,
+        "pendingInput" => state.pending_input = field(at, k, v)?,
         "outputAttempts" => state.output_attempts = field(at, k, v)?,
         "createdAt" => state.created_at = field(at, k, v)?,
         "updatedAt" => state.updated_at = field(at, k, v)?,
@@ -558,6 +562,7 @@ fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), Checkpoin
         "interrupts" => state.interrupts.clear(),
         "approved" => state.approved.clear(),
         "reviewed" => state.reviewed = false,
+        "pendingInput" => state.pending_input = None,
         "outputAttempts" => state.output_attempts = 0,
         "createdAt" => state.created_at = None,
         "updatedAt" => state.updated_at = None,
