@@ -9,7 +9,7 @@ import { ConfigError, ReleasedError, InstanceLostError, checkPlainJson, describe
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
-  InstanceLostError, OutputError,
+  InstanceLostError, OutputError, McpError,
 } from './resumable_agent.js';
 
 // ---- one instance, replaced if it ever traps ------------------------------------------------------------
@@ -67,7 +67,7 @@ function guardAsync(f) {
 
 const ASYNC = [
   'prompt', 'resume', 'sessionRun', 'sessionCheckpoint', 'sessionHistory', 'sessionLabel', 'sessionRestore', 'sessionSave',
-  'sessionDelete', 'sessionSettle', 'sessionReplay', 'listSessions', 'saverCall', 'modelComplete',
+  'sessionDelete', 'sessionSettle', 'sessionReplay', 'listSessions', 'saverCall', 'modelComplete', 'mcpList',
 ];
 const SYNC = ['checkAgent', 'checkTool', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage', 'conditionHolds'];
 const wasm = {};
@@ -210,6 +210,32 @@ function checkedTool(def, path) {
 function withMember(text, key, value) {
   if (value === undefined) return text;
   return `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(value)}}`;
+}
+
+/**
+ * The tools of an MCP server (Streamable HTTP), usable in `agent({ tools })` beside `defineTool` tools:
+ * `mcpTools({ url, headers?, prefix?, timeoutMs?, signal? })`. The protocol is negotiated once here
+ * (2026-07-28, falling back to 2025-11-25) and each call goes to the server. `headers` (a bearer token) are
+ * sent with every request and never appear on the tools, in a checkpoint, an event or an error.
+ * Rejects with McpError (`.server`, `.status`) when the server cannot be reached or refuses.
+ */
+export async function mcpTools(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new ConfigError(`mcpTools(options): expected { url, headers?, prefix?, timeoutMs? }, got ${describe(options)}`);
+  }
+  const { signal, ...rest } = options;
+  const listed = JSON.parse(await wasm.mcpList(JSON.stringify(rest, hostValues), signal));
+  const where = { url: rest.url, headers: rest.headers, timeoutMs: rest.timeoutMs, protocol: listed.protocol, session: listed.session ?? undefined };
+  return listed.tools.map((t) => {
+    const text = JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema, mcp: { ...where, tool: t.tool } });
+    wasm.checkTool(text, `mcpTools(options): tool ${JSON.stringify(t.name)}`);
+    // What the program sees: no header (the token stays in the text the agent reads).
+    const mcp = Object.freeze({ server: new URL(rest.url).origin, tool: t.tool, protocol: listed.protocol });
+    const tool = Object.freeze({ name: t.name, description: t.description, inputSchema: t.inputSchema, mcp });
+    CHECKED_TOOLS.add(tool);
+    TOOL_TEXTS.set(tool, text);
+    return tool;
+  });
 }
 
 /** Checks a tool definition at once (throws ConfigError naming what is wrong). */

@@ -50,6 +50,7 @@ mod interrupt;
 pub mod json;
 pub mod keys;
 mod limits;
+pub mod mcp;
 mod message;
 mod model;
 mod options;

@@ -53,6 +53,88 @@ pub struct ToolSpec {
     pub needs_approval: NeedsApproval,
     /// What a resume does once the tool's interrupt expired.
     pub on_expire: OnExpire,
+    /// For a tool of an MCP server (`mcpTools()`): where it is; its calls go there instead of to code.
+    pub mcp: Option<McpToolSpec>,
+}
+
+/// Where an MCP tool lives: a tool's `mcp` member, as `mcpTools()` writes it.
+#[derive(Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpToolSpec {
+    /// The server.
+    pub server: crate::mcp::McpServer,
+    /// The tool's name on the server.
+    pub tool: String,
+    /// The era the listing negotiated (`None`: negotiate at the first call).
+    pub era: Option<crate::mcp::Era>,
+}
+
+impl std::fmt::Debug for McpToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolSpec")
+            .field("server", &self.server)
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The keys of an MCP tool's `mcp` member.
+const MCP_KEYS: &[&str] = &["url", "headers", "tool", "protocol", "session", "timeoutMs"];
+
+impl McpToolSpec {
+    /// Reads a tool's `mcp` member at `path` (a header's value never appears in an error).
+    ///
+    /// # Errors
+    /// What is wrong, naming the key.
+    pub fn read(value: Value, path: &str) -> Result<Self, String> {
+        let mut o = Options::new(value, path, MCP_KEYS, &[])?;
+        let url = o
+            .string("url")?
+            .ok_or_else(|| format!("{}: missing (the server's URL)", o.at("url")))?;
+        if !(url.starts_with("https://") || url.starts_with("http://")) {
+            return Err(format!("{}: expected an http(s) URL", o.at("url")));
+        }
+        let mut server = crate::mcp::McpServer::new(url);
+        match o.take("headers") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(h)) => {
+                for (k, v) in h {
+                    let Value::String(v) = v else {
+                        return Err(format!("{}.{k}: expected a string", o.at("headers")));
+                    };
+                    server = server.header(k, v);
+                }
+            }
+            Some(other) => {
+                return Err(format!(
+                    "{}: expected an object of strings, got {}",
+                    o.at("headers"),
+                    describe(&other)
+                ));
+            }
+        }
+        if let Some(ms) = o.take("timeoutMs") {
+            let ms = ms.as_u64().filter(|ms| *ms > 0).ok_or_else(|| {
+                format!(
+                    "{}: expected a positive whole number of milliseconds",
+                    o.at("timeoutMs")
+                )
+            })?;
+            server = server.timeout(std::time::Duration::from_millis(ms));
+        }
+        let tool = o
+            .string("tool")?
+            .ok_or_else(|| format!("{}: missing (the tool's name on the server)", o.at("tool")))?;
+        let session = o.string("session")?;
+        let era = o.string("protocol")?.map(|v| {
+            if v.as_str() >= crate::mcp::MODERN {
+                crate::mcp::Era::Modern(v)
+            } else {
+                crate::mcp::Era::Legacy { version: v, session }
+            }
+        });
+        Ok(McpToolSpec { server, tool, era })
+    }
 }
 
 /// The keys of a tool's JSON: `handle` and `schema` belong to the host (the code, and the schema builder
@@ -65,6 +147,7 @@ const TOOL_KEYS: &[&str] = &[
     "handle",
     "needsApproval",
     "onExpire",
+    "mcp",
 ];
 /// Other libraries' names for a tool's options.
 const TOOL_HINTS: &[(&str, &str)] = &[
@@ -119,10 +202,17 @@ impl ToolSpec {
         // The host turned `schema` into `inputSchema` (and checked it); `handle` is the host's code.
         o.take("schema");
         o.take("handle");
+        let mcp = match o.take("mcp") {
+            None | Some(Value::Null) => None,
+            Some(m) => Some(McpToolSpec::read(m, &o.at("mcp"))?),
+        };
         let input_schema = match o.take("inputSchema") {
             None => serde_json::json!({"type": "object", "properties": {}}),
             Some(s) => {
-                crate::schema::check_definition(&s, &o.at("inputSchema"))?;
+                // An MCP server's schema is the server's: its keywords are not ours to refuse.
+                if mcp.is_none() {
+                    crate::schema::check_definition(&s, &o.at("inputSchema"))?;
+                }
                 if s.get("type").and_then(Value::as_str) != Some("object") {
                     return Err(format!(
                         "{}.type: a tool's input schema must describe an object (type: \"object\"), got {}",
@@ -148,6 +238,7 @@ impl ToolSpec {
             definition: ToolDefinition::new(name, description, input_schema),
             needs_approval,
             on_expire,
+            mcp,
         })
     }
 

@@ -150,6 +150,7 @@ impl Anthropic {
         }
         headers.extend(self.headers.iter().cloned());
         HttpRequest {
+            method: "POST",
             url: join_url(&self.base_url, "v1/messages"),
             headers,
             body: Value::Object(body).to_string(),
@@ -474,6 +475,7 @@ mod tests {
         SseEvent {
             event: data.get("type").and_then(Value::as_str).map(str::to_owned),
             data: data.to_string(),
+            id: None,
         }
     }
 

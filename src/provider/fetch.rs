@@ -111,7 +111,8 @@ impl HttpClient for FetchClient {
                 response.status(),
                 response.headers().get("retry-after"),
                 body.as_string().unwrap_or_default(),
-            ))
+            )
+            .with_headers(read_headers(&response)))
         }
     }
 
@@ -125,21 +126,21 @@ impl HttpClient for FetchClient {
             let failed = |e: JsValue| failure(&request, timer.as_ref(), self, &message(&e));
             let status = response.status();
             let retry_after = response.headers().get("retry-after");
+            let headers = read_headers(&response);
             let stream = match response.body() {
                 Some(stream) if (200..300).contains(&status) => stream,
                 _ => {
                     let text = JsFuture::from(response.text().map_err(failed)?).await.map_err(failed)?;
-                    return Ok(HttpResponse::new(
-                        status,
-                        retry_after,
-                        text.as_string().unwrap_or_default(),
-                    ));
+                    return Ok(
+                        HttpResponse::new(status, retry_after, text.as_string().unwrap_or_default())
+                            .with_headers(headers),
+                    );
                 }
             };
             read_stream(&stream, body)
                 .await
                 .map_err(|broken| failure(&request, timer.as_ref(), self, &broken))?;
-            Ok(HttpResponse::new(status, retry_after, String::new()))
+            Ok(HttpResponse::new(status, retry_after, String::new()).with_headers(headers))
         }
     }
 
@@ -156,6 +157,15 @@ impl HttpClient for FetchClient {
             let _ = JsFuture::from(promise).await;
         }
     }
+}
+
+/// The headers of [`super::READ_HEADERS`] the response has.
+fn read_headers(response: &FetchResponse) -> Vec<(String, String)> {
+    let headers = response.headers();
+    super::READ_HEADERS
+        .iter()
+        .filter_map(|name| headers.get(name).map(|v| ((*name).to_owned(), v)))
+        .collect()
 }
 
 /// Reads a `ReadableStream` of bytes into `body` until it ends or `body` has enough (then cancels it).
@@ -259,9 +269,11 @@ impl FetchClient {
                 let _ = Reflect::set(&headers, &k.into(), &v.into());
             }
             let init = Object::new();
-            let _ = Reflect::set(&init, &"method".into(), &"POST".into());
+            let _ = Reflect::set(&init, &"method".into(), &request.method.into());
             let _ = Reflect::set(&init, &"headers".into(), &headers);
-            let _ = Reflect::set(&init, &"body".into(), &request.body.as_str().into());
+            if request.method == "POST" {
+                let _ = Reflect::set(&init, &"body".into(), &request.body.as_str().into());
+            }
             let timer = AbortTimer::start(request.timeout.as_millis() as f64, &self.signals);
             let signal = timer.as_ref().map(|t| t.signal.clone());
             if let Some(signal) = signal {

@@ -126,6 +126,7 @@ impl Gemini {
         ];
         headers.extend(self.headers.iter().cloned());
         HttpRequest {
+            method: "POST",
             url: join_url(&self.base_url, &format!("models/{}:{method}", self.model)),
             headers,
             body: Value::Object(body).to_string(),

@@ -87,10 +87,12 @@ pub(crate) fn add_extra(body: &mut serde_json::Map<String, Value>, extra: &serde
     }
 }
 
-/// One HTTP request: always a JSON POST.
+/// One HTTP request: a JSON POST (a provider's, an MCP message), or a GET or DELETE of an MCP session.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct HttpRequest {
+    /// `POST` (the body is sent), `GET` or `DELETE` (no body).
+    pub method: &'static str,
     /// Absolute URL.
     pub url: String,
     /// Header names and values (the API key among them: never log this struct).
@@ -111,7 +113,12 @@ pub struct HttpResponse {
     pub retry_after: Option<String>,
     /// Body text.
     pub body: String,
+    /// The headers an MCP client reads (`mcp-session-id`, `content-type`), names in lower case.
+    pub headers: Vec<(String, String)>,
 }
+
+/// The response headers an [`HttpClient`] reports in [`HttpResponse::headers`].
+pub const READ_HEADERS: &[&str] = &["mcp-session-id", "content-type"];
 
 impl HttpResponse {
     /// A response.
@@ -120,7 +127,20 @@ impl HttpResponse {
             status,
             retry_after,
             body,
+            headers: Vec::new(),
         }
+    }
+
+    /// The same response with these headers (see [`READ_HEADERS`]).
+    #[must_use]
+    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// The value of header `name` (lower case), if the client reported it.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -601,7 +621,7 @@ const MIN_FRAGMENT: usize = 8;
 
 /// `text` with every piece of a secret in `secrets` — the whole secret, or any [`MIN_FRAGMENT`] bytes or more
 /// of it — as `[redacted]`.
-fn redact_fragments(text: &str, secrets: &[&str]) -> String {
+pub(crate) fn redact_fragments(text: &str, secrets: &[&str]) -> String {
     let bytes = text.as_bytes();
     let mut hidden = vec![false; bytes.len()];
     for secret in secrets {

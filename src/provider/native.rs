@@ -23,11 +23,7 @@ impl ReqwestClient {
 impl HttpClient for ReqwestClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
         let (url, timeout) = (request.url.clone(), request.timeout);
-        let mut builder = self
-            .client
-            .post(&request.url)
-            .timeout(request.timeout)
-            .body(request.body);
+        let mut builder = self.builder(&request);
         for (k, v) in &request.headers {
             builder = builder.header(k, v);
         }
@@ -35,13 +31,9 @@ impl HttpClient for ReqwestClient {
             // reqwest's error text names the URL, never the headers (where the key is).
             let response = builder.send().await.map_err(|e| failure(&url, timeout, &e))?;
             let status = response.status().as_u16();
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
+            let (retry_after, headers) = read_headers(&response);
             let body = response.text().await.map_err(|e| failure(&url, timeout, &e))?;
-            Ok(HttpResponse::new(status, retry_after, body))
+            Ok(HttpResponse::new(status, retry_after, body).with_headers(headers))
         }
     }
 
@@ -55,26 +47,20 @@ impl HttpClient for ReqwestClient {
         body: &'a mut dyn BodySink,
     ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
         let (url, timeout) = (request.url.clone(), request.timeout);
-        let mut builder = self
-            .client
-            .post(&request.url)
-            .timeout(request.timeout)
-            .header("accept", "text/event-stream")
-            .body(request.body);
+        let mut builder = self.builder(&request);
+        if !request.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("accept")) {
+            builder = builder.header("accept", "text/event-stream");
+        }
         for (k, v) in &request.headers {
             builder = builder.header(k, v);
         }
         async move {
             let mut response = builder.send().await.map_err(|e| failure(&url, timeout, &e))?;
             let status = response.status().as_u16();
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
+            let (retry_after, headers) = read_headers(&response);
             if !(200..300).contains(&status) {
                 let text = response.text().await.map_err(|e| failure(&url, timeout, &e))?;
-                return Ok(HttpResponse::new(status, retry_after, text));
+                return Ok(HttpResponse::new(status, retry_after, text).with_headers(headers));
             }
             // Dropping the response (when the sink has enough) closes the connection.
             while let Some(chunk) = response.chunk().await.map_err(|e| failure(&url, timeout, &e))? {
@@ -82,9 +68,37 @@ impl HttpClient for ReqwestClient {
                     break;
                 }
             }
-            Ok(HttpResponse::new(status, retry_after, String::new()))
+            Ok(HttpResponse::new(status, retry_after, String::new()).with_headers(headers))
         }
     }
+}
+
+impl ReqwestClient {
+    /// `request`'s method, URL, timeout and (for a POST) body.
+    fn builder(&self, request: &HttpRequest) -> reqwest::RequestBuilder {
+        let builder = match request.method {
+            "GET" => self.client.get(&request.url),
+            "DELETE" => self.client.delete(&request.url),
+            _ => self.client.post(&request.url).body(request.body.clone()),
+        };
+        builder.timeout(request.timeout)
+    }
+}
+
+/// The `retry-after` header and those of [`super::READ_HEADERS`].
+fn read_headers(response: &reqwest::Response) -> (Option<String>, Vec<(String, String)>) {
+    let get = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let headers = super::READ_HEADERS
+        .iter()
+        .filter_map(|name| get(name).map(|v| ((*name).to_owned(), v)))
+        .collect();
+    (get("retry-after"), headers)
 }
 
 /// Why a request failed: its timeout (`timeoutMs`) naming the host, or reqwest's own text (which names the

@@ -299,6 +299,7 @@ impl OpenAi {
         }
         headers.extend(self.headers.iter().cloned());
         HttpRequest {
+            method: "POST",
             url: join_url(&self.base_url, "chat/completions"),
             headers,
             body: Value::Object(body).to_string(),

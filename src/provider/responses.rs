@@ -133,6 +133,7 @@ impl OpenAiResponses {
         }
         headers.extend(self.headers.iter().cloned());
         HttpRequest {
+            method: "POST",
             url: join_url(&self.base_url, "responses"),
             headers,
             body: Value::Object(body).to_string(),

@@ -8,6 +8,9 @@ pub struct SseEvent {
     pub event: Option<String>,
     /// The `data:` lines, joined with `\n`.
     pub data: String,
+    /// The last `id:` the stream gave, as of this event (what a client resuming the stream sends as
+    /// `Last-Event-ID`).
+    pub id: Option<String>,
 }
 
 /// The longest line kept while waiting for its end: a server that never ends a line cannot exhaust memory.
@@ -20,6 +23,7 @@ pub struct SseParser {
     event: Option<String>,
     data: String,
     has_data: bool,
+    id: Option<String>,
 }
 
 impl SseParser {
@@ -62,6 +66,7 @@ impl SseParser {
                 out.push(SseEvent {
                     event: self.event.take(),
                     data: std::mem::take(&mut self.data),
+                    id: self.id.clone(),
                 });
             }
             self.has_data = false;
@@ -83,7 +88,9 @@ impl SseParser {
                 self.data.push_str(value);
                 self.has_data = true;
             }
-            _ => {} // id, retry, and unknown fields carry nothing a model stream needs
+            // An id with a NUL is ignored (WHATWG).
+            "id" if !value.contains('\0') => self.id = Some(value.to_owned()),
+            _ => {} // retry, and unknown fields carry nothing a client needs
         }
     }
 }
@@ -111,15 +118,18 @@ mod tests {
             vec![
                 SseEvent {
                     event: Some("message_start".into()),
-                    data: "{\"a\":1}".into()
+                    data: "{\"a\":1}".into(),
+                    id: None
                 },
                 SseEvent {
                     event: Some("delta".into()),
-                    data: "caf\u{e9} \u{2615}\nsecond line".into()
+                    data: "caf\u{e9} \u{2615}\nsecond line".into(),
+                    id: None
                 },
                 SseEvent {
                     event: None,
-                    data: "[DONE]".into()
+                    data: "[DONE]".into(),
+                    id: None
                 },
             ]
         );
@@ -133,12 +143,20 @@ mod tests {
     }
 
     #[test]
+    fn each_event_carries_the_last_id_the_stream_gave() {
+        let events = parse(&[b"id: e1\ndata: a\n\ndata: b\n\nid: e2\r\ndata: c\n\nid: bad\0id\ndata: d\n\n"]);
+        let ids: Vec<Option<&str>> = events.iter().map(|e| e.id.as_deref()).collect();
+        assert_eq!(ids, [Some("e1"), Some("e1"), Some("e2"), Some("e2")]);
+    }
+
+    #[test]
     fn a_last_event_without_its_blank_line_counts_and_endless_lines_are_refused() {
         assert_eq!(
             parse(&[b"data: x"]),
             vec![SseEvent {
                 event: None,
-                data: "x".into()
+                data: "x".into(),
+                id: None
             }]
         );
         let mut p = SseParser::default();

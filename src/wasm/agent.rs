@@ -74,6 +74,7 @@ fn template_of(text: String) -> Result<Rc<Template>, AgentError> {
             spec: t.clone(),
             handle: JsValue::UNDEFINED.unchecked_into(),
             decide: JsValue::UNDEFINED,
+            mcp: None,
         });
     }
     let template = Rc::new(Template {
@@ -102,12 +103,30 @@ pub(super) async fn call_js(f: &JsValue, a: &JsValue, b: Option<&JsValue>) -> Re
     JsFuture::from(Promise::resolve(&returned)).await
 }
 
-/// A JS tool: its declaration (read by the core) and its functions.
+/// A JS tool: its declaration (read by the core) and its functions — or, for a tool of an MCP server, the
+/// client its calls go through.
 struct JsTool {
     spec: Rc<ToolSpec>,
     handle: Function,
     /// `needsApproval` when it is a function.
     decide: JsValue,
+    mcp: Option<crate::mcp::McpClient<crate::provider::FetchClient>>,
+}
+
+/// The client of an MCP tool's server, for one call stopped by `signal`.
+fn mcp_client(
+    spec: &ToolSpec,
+    signal: Option<&JsValue>,
+) -> Option<crate::mcp::McpClient<crate::provider::FetchClient>> {
+    let m = spec.mcp.as_ref()?;
+    let http = signal.map_or_else(crate::provider::FetchClient::default, |s| {
+        crate::provider::FetchClient::with_signal(s.clone())
+    });
+    let client = crate::mcp::McpClient::new(m.server.clone(), http);
+    Some(match &m.era {
+        Some(era) => client.with_era(era.clone()),
+        None => client,
+    })
 }
 
 /// What a thrown value means for the run: an `InterruptError` (its options checked when it was made) pauses
@@ -150,6 +169,9 @@ impl Tool for JsTool {
     fn call<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> impl Future<Output = Result<Value, ToolError>> + 'a {
         let js_ctx = context(&ctx);
         async move {
+            if let (Some(client), Some(m)) = (&self.mcp, &self.spec.mcp) {
+                return client.call_tool(&m.tool, &input, ctx.input()).await.map(Value::String);
+            }
             let returned = call_js(&self.handle, &to_js(&input), Some(&js_ctx)).await;
             if let Some(text) = next_state(&js_ctx) {
                 ctx.set_state(serde_json::from_str(&text).unwrap_or_else(|_| too_deep()));
@@ -237,6 +259,7 @@ impl Call {
                     spec: declared.clone(),
                     handle: fns.get(at).unchecked_into(),
                     decide: fns.get(at + 1),
+                    mcp: mcp_client(declared, signal),
                 }
             })
             .collect();
@@ -552,4 +575,58 @@ pub fn resume(spec: JsValue, checkpoint: JsValue, answer: JsValue, options: JsVa
         options,
         "resume(checkpoint, answer, options)",
     ))
+}
+
+/// `mcpList(text, signal)`: the tools of the MCP server `mcpTools(options)` names (`{ url, headers?, prefix?,
+/// timeoutMs? }` as JSON text), as JSON text `{ protocol, session?, tools: [{ name, tool, description,
+/// inputSchema }] }` (`name` prefixed, `tool` the server's). A failure is a `ConfigError` for bad options and an
+/// `McpError` for the server.
+#[wasm_bindgen(js_name = mcpList)]
+pub async fn mcp_list(text: String, signal: JsValue) -> Result<String, JsValue> {
+    const PATH: &str = "mcpTools(options)";
+    let mut options = super::convert::parse_json(&text);
+    let prefix = match options.as_object_mut().and_then(|o| o.remove("prefix")) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(p)) => p,
+        Some(other) => {
+            return Err(config_error(format!(
+                "{PATH}.prefix: expected a string, got {}",
+                crate::options::describe(&other)
+            )));
+        }
+    };
+    if let Some(o) = options.as_object_mut() {
+        o.insert("tool".into(), Value::String(String::new()));
+    }
+    let spec = crate::spec::McpToolSpec::read(options, PATH).map_err(config_error)?;
+    let http = if signal.is_undefined() || signal.is_null() {
+        crate::provider::FetchClient::default()
+    } else {
+        crate::provider::FetchClient::with_signal(signal)
+    };
+    let client = std::sync::Arc::new(crate::mcp::McpClient::new(spec.server, http));
+    let failed = |source| {
+        agent_error(
+            AgentError::Mcp {
+                source,
+                checkpoint: None,
+            },
+            None,
+            None,
+        )
+    };
+    let tools = crate::mcp::tools(client.clone(), &prefix).await.map_err(failed)?;
+    let era = client.era().await.map_err(failed)?;
+    let listed: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            let d = t.definition();
+            serde_json::json!({"name": d.name, "tool": t.remote(), "description": d.description, "inputSchema": d.input_schema})
+        })
+        .collect();
+    let session = match &era {
+        crate::mcp::Era::Legacy { session, .. } => session.clone(),
+        crate::mcp::Era::Modern(_) => None,
+    };
+    Ok(serde_json::json!({"protocol": era.version(), "session": session, "tools": listed}).to_string())
 }

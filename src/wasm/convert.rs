@@ -159,6 +159,10 @@ pub(super) fn agent_error(error: AgentError, cause: Option<JsValue>, given: Opti
             pairs.push(("problem", problem.into()));
         }
         AgentError::Interrupted { question, .. } => pairs.push(("question", question.into())),
+        AgentError::Mcp { source, .. } => {
+            pairs.push(("server", source.server.into()));
+            pairs.push(("status", source.status.map_or(JsValue::NULL, JsValue::from)));
+        }
         _ => {}
     }
     pairs.extend(cause.map(|c| ("cause", c)));

@@ -86,6 +86,9 @@ export class InterruptExpiredError extends AgentError {}
 export class OutputError extends AgentError {}
 /** The run was stopped by its `signal`; `.checkpoint` holds the progress so far. */
 export class AbortedError extends AgentError {}
+/** An MCP server could not be reached or refused (`.server`: its origin, `.status`: the HTTP status if it
+ * answered); in a run `.checkpoint` is the run from before the call, which calls it again when resumed. */
+export class McpError extends AgentError {}
 /** A method was called on an agent, session or saver after `free()` (or the end of its `using` block). */
 export class ReleasedError extends AgentError {}
 /** The WebAssembly instance trapped while this call was in flight and was replaced; `.cause` is the trap. */
@@ -96,7 +99,7 @@ export class SaverError extends AgentError {}
 const ERRORS = {
   AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError,
-  ReleasedError, InstanceLostError, OutputError,
+  ReleasedError, InstanceLostError, OutputError, McpError,
 };
 for (const C of Object.values(ERRORS)) {
   Object.defineProperty(C.prototype, 'name', { value: C.name, writable: true, configurable: true });

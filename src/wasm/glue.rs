@@ -32,6 +32,8 @@ extern "C" {
     type JsOutputErrorClass;
     #[wasm_bindgen(reexport = "AbortedError", js_name = AbortedError)]
     type JsAbortedErrorClass;
+    #[wasm_bindgen(reexport = "McpError", js_name = McpError)]
+    type JsMcpErrorClass;
     #[wasm_bindgen(reexport = "ReleasedError", js_name = ReleasedError)]
     type JsReleasedErrorClass;
     #[wasm_bindgen(reexport = "InstanceLostError", js_name = InstanceLostError)]
