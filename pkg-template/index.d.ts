@@ -74,8 +74,26 @@ export interface QuestionInterrupt {
   expiresAt?: number;
 }
 
-/** What a paused run waits for: approval requests of one turn, or one question. */
-export type Interrupt = ApprovalInterrupt | QuestionInterrupt;
+/**
+ * A request for input of an MCP server (elicitation), one per input request of the call: answer it with
+ * `{ type: 'accept', content }` (checked against `requestedSchema`), `{ type: 'decline' }` or
+ * `{ type: 'cancel' }` — the call then goes on at the server — or `{ type: 'deny', message? }` to end the
+ * call without it (the model reads that the user declined).
+ */
+export interface ElicitationInterrupt {
+  kind: 'elicitation';
+  /** `<call id>/<key>`. */
+  id: string;
+  toolName: string;
+  input: unknown;
+  /** What the server asks. */
+  message: string;
+  /** MCP's flat schema of the answer's content: strings (formats email, uri, date, date-time), numbers, booleans, enums. */
+  requestedSchema: Record<string, unknown>;
+}
+
+/** What a paused run waits for: approval requests of one turn, one question, or one call's requests for input. */
+export type Interrupt = ApprovalInterrupt | QuestionInterrupt | ElicitationInterrupt;
 
 /**
  * The human's answer to one interrupt. `approve` (approvals): run the call, with `modifiedArgs` instead of
@@ -86,7 +104,10 @@ export type Interrupt = ApprovalInterrupt | QuestionInterrupt;
 export type Decision =
   | { type: 'approve'; modifiedArgs?: unknown }
   | { type: 'deny'; message?: string }
-  | { type: 'answer'; text: string };
+  | { type: 'answer'; text: string }
+  | { type: 'accept'; content?: Record<string, string | number | boolean | string[]> }
+  | { type: 'decline' }
+  | { type: 'cancel' };
 
 /**
  * What `resume` continues with: a string (answers the single pending question; with nothing pending a
@@ -128,6 +149,9 @@ export interface Checkpoint {
   approved?: string[];
   /** The open turn's calls were checked for approval (the check never repeats). */
   reviewed?: boolean;
+  /** While a call waits for input (elicitations), and from the resume until it runs again: the call, its
+   * tool's state for the retry (an MCP server's `requestState`, or a 2025 session's position) and the answers. */
+  pendingInput?: { call: string; state: unknown; responses?: Record<string, { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }> };
   /** The agent's state (plain JSON), when the agent has one. */
   state?: unknown;
   /** With an output schema: the run's validated structured answer (the run is finished). */
@@ -569,7 +593,7 @@ export interface Limits {
 
 export interface AgentConfig {
   instructions?: string;
-  tools?: Tool<any>[];
+  tools?: (Tool<any> | McpTool)[];
   /** Required: a model function, e.g. scriptedModel([...]) or a provider. */
   model: Model;
   /** Bound on model calls per run, counted across resumes (default 25). */
@@ -987,6 +1011,49 @@ export class AbortedError extends AgentError {
   /** The progress so far: resume it to continue. */
   readonly checkpoint: Checkpoint;
 }
+
+/**
+ * An MCP server could not be reached or refused (a wrong token: status 401). In a run, `checkpoint` is the
+ * run from before the call (the call is not recorded as done: resuming it calls it again; a call resumed with
+ * answers to its requests for input waits for them again). From `mcpTools()`, no checkpoint.
+ */
+export class McpError extends AgentError {
+  /** The server's origin (`http://host:port`: never a path, query or credential). */
+  readonly server: string;
+  /** The HTTP status it answered with, or null when it did not answer. */
+  readonly status: number | null;
+  readonly checkpoint?: Checkpoint;
+}
+
+/** Options of {@link mcpTools}. */
+export interface McpToolsOptions {
+  /** The server's Streamable HTTP endpoint. */
+  url: string;
+  /** Sent with every request (e.g. `{ authorization: 'Bearer …' }`); never in a checkpoint, event or error. */
+  headers?: Record<string, string>;
+  /** Put before each tool's name (the server's names stay on the wire). */
+  prefix?: string;
+  /** How long one request may take (default 60 000). */
+  timeoutMs?: number;
+  /** Stops the listing. */
+  signal?: AbortSignal;
+}
+
+/** A tool of an MCP server, as `mcpTools()` returns it: usable in `agent({ tools })`. */
+export interface McpTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  /** Where it lives (no header). */
+  readonly mcp: { readonly server: string; readonly tool: string; readonly protocol: string };
+}
+
+/**
+ * The tools of an MCP server (Streamable HTTP; 2026-07-28, falling back to 2025-11-25). A server's request for
+ * input pauses the run with `elicitation` interrupts; call `mcpTools()` again (with the same headers) to resume.
+ * Rejects with McpError when the server cannot be reached or refuses.
+ */
+export function mcpTools(options: McpToolsOptions): Promise<McpTool[]>;
 
 /** A method was called on an agent, session or saver after free() (or the end of its using block). */
 export class ReleasedError extends AgentError {}

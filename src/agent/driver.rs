@@ -369,11 +369,20 @@ async fn run_tool(
     let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
     let mut outcome = match call_tool(config, run.run_id(), &call, &slot, input.as_ref()).await {
         Ok(outcome) => outcome,
-        // Not recorded: the checkpoint from before the call calls it again when resumed.
+        // Stopped by the run's signal (its request cancelled): the run is aborted, the call not recorded.
+        Err(_) if hooks.events.aborted() => {
+            return Err(AgentError::Aborted {
+                checkpoint: Box::new(stopped(run.clone())),
+            });
+        }
+        // Not recorded: the checkpoint from before the call calls it again when resumed — or, for a call
+        // resumed with answers to its requests for input, waits for those answers again.
         Err(source) => {
+            let mut before = run.clone();
+            before.reopen_input(&call.id);
             return Err(AgentError::Mcp {
                 source,
-                checkpoint: Some(Box::new(stopped(run.clone()))),
+                checkpoint: Some(Box::new(stopped(before))),
             });
         }
     };

@@ -719,6 +719,25 @@ impl<'c> Run<'c> {
         self.state.set_interrupts(interrupts);
     }
 
+    /// The call `id`, resumed with answers to its requests for input, could not reach what it stands for: the
+    /// run is paused on those requests again (as the resume found it), so a caller can answer again — or
+    /// deny, ending the call.
+    pub(crate) fn reopen_input(&mut self, id: &str) {
+        let again: Vec<Interrupt> = self
+            .applied
+            .iter()
+            .filter(|a| a.interrupt.kind == InterruptKind::Elicitation)
+            .map(|a| a.interrupt.clone())
+            .collect();
+        match self.state.pending_input.as_mut() {
+            Some(p) if p.call == id && !again.is_empty() => {
+                p.responses.clear();
+                self.state.set_interrupts(again);
+            }
+            _ => {}
+        }
+    }
+
     fn open_call(&self, id: &str) -> Option<ToolUse> {
         self.state
             .open_calls()

@@ -50,7 +50,7 @@ export async function modernServer({ port = 0, token = TOKEN } = {}) {
     });
     s.registerTool('book', { description: 'Books a table in a city.', inputSchema: z.object({ city: z.string() }) }, async ({ city }, ctx) => {
       count('book');
-      const state = ctx.mcpReq.requestState;
+      const state = typeof ctx.mcpReq.requestState === 'function' ? ctx.mcpReq.requestState() : ctx.mcpReq.requestState;
       const responses = ctx.mcpReq.inputResponses;
       if (typeof state === 'string' && state.startsWith('confirm:')) {
         const date = state.slice('confirm:'.length);

@@ -80,7 +80,7 @@ describe('approvals', () => {
       [{ decisions: [{ type: 'approve', modifiedArgs: { to: 5 } }, { type: 'approve' }] }, 'a1', /modifiedArgs\.to: expected string, got integer/],
       [{ decisions: [{ type: 'approve', modifiedArgs: {} }, { type: 'approve' }] }, 'a1', /modifiedArgs: missing required property "to"/],
       // A decision given by its place names the interrupt at that place (issue 23: it named only the place).
-      [{ decisions: [{ type: 'maybe' }, { type: 'approve' }] }, 'a1', /decisions\[0\]\.type: expected "approve", "deny" or "answer", got "maybe"/],
+      [{ decisions: [{ type: 'maybe' }, { type: 'approve' }] }, 'a1', /decisions\[0\]\.type: expected "approve", "deny", "answer", "accept", "decline" or "cancel", got "maybe"/],
       [{ decisions: [{ type: 'deny', message: 3 }, { type: 'approve' }] }, 'a1', /decisions\[0\]\.message: expected a string/],
       [{ decisions: [{ type: 'approve', extra: 1 }, { type: 'approve' }] }, 'a1', /decisions\[0\]\.extra: not a field/],
       [{ decisions: [{ id: 'a1', type: 'approve' }, { type: 'approve' }] }, undefined, /an id in every decision or in none/],
