@@ -31,7 +31,9 @@ export async function approve(): Promise<string> {
   for (const i of r.interrupts) {
     const interrupt: Interrupt = i;
     if (interrupt.kind === 'approval') decisions[interrupt.id] = { type: 'approve', modifiedArgs: { to: 'ann@example.com' } };
-    else decisions[interrupt.id] = { type: 'answer', text: interrupt.options?.[0] ?? 'basic' };
+    else if (interrupt.kind === 'question') decisions[interrupt.id] = { type: 'answer', text: interrupt.options?.[0] ?? 'basic' };
+    // An MCP server's request for input: content shaped by its requestedSchema.
+    else decisions[interrupt.id] = interrupt.requestedSchema.properties ? { type: 'accept', content: { plan: 'basic' } } : { type: 'decline' };
     // @ts-expect-error an approval request has no question (fails if the union stops narrowing)
     if (interrupt.kind === 'approval') void interrupt.question;
   }
