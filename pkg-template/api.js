@@ -223,8 +223,9 @@ export async function mcpTools(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new ConfigError(`mcpTools(options): expected { url, headers?, prefix?, timeoutMs? }, got ${describe(options)}`);
   }
-  const { signal, ...rest } = options;
-  const listed = JSON.parse(await wasm.mcpList(JSON.stringify(rest, hostValues), signal));
+  const { signal, fetch, ...rest } = options;
+  if (fetch !== undefined && typeof fetch !== 'function') throw new ConfigError(`mcpTools(options).fetch: expected a function like fetch, got ${describe(fetch)}`);
+  const listed = JSON.parse(await wasm.mcpList(JSON.stringify(rest, hostValues), signal, fetch));
   const where = { url: rest.url, headers: rest.headers, timeoutMs: rest.timeoutMs, protocol: listed.protocol, session: listed.session ?? undefined };
   return listed.tools.map((t) => {
     const text = JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema, mcp: { ...where, tool: t.tool } });
@@ -234,9 +235,12 @@ export async function mcpTools(options) {
     const tool = Object.freeze({ name: t.name, description: t.description, inputSchema: t.inputSchema, mcp });
     CHECKED_TOOLS.add(tool);
     TOOL_TEXTS.set(tool, text);
+    if (fetch) MCP_FETCH.set(tool, fetch);
     return tool;
   });
 }
+/** The `fetch` an MCP tool's calls go through, when `mcpTools({ fetch })` gave one (it takes the code's place). */
+const MCP_FETCH = new WeakMap();
 
 /** Checks a tool definition at once (throws ConfigError naming what is wrong). */
 export const defineTool = (def) => checkedTool(def, 'defineTool');
@@ -465,7 +469,7 @@ export function agent(config) {
   // The tools as the texts they were checked as (no second walk over their schemas).
   const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
-  const fns = Object.freeze((Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle, typeof t.needsApproval === 'function' ? t.needsApproval : undefined]));
+  const fns = Object.freeze((Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle ?? MCP_FETCH.get(t), typeof t.needsApproval === 'function' ? t.needsApproval : undefined]));
   const spec = { text, fns, model, builtin: BUILTIN_MODELS.get(model), system: typeof config.instructions === 'string' ? config.instructions : undefined };
   // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
   spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));

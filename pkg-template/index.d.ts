@@ -1037,6 +1037,8 @@ export interface McpToolsOptions {
   timeoutMs?: number;
   /** Stops the listing. */
   signal?: AbortSignal;
+  /** Sends the listing's and every call's requests instead of the global `fetch` (adds auth, routes to a service binding, …). */
+  fetch?: (url: string, init: RequestInit) => Promise<Response> | Response;
 }
 
 /** A tool of an MCP server, as `mcpTools()` returns it: usable in `agent({ tools })`. */

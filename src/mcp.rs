@@ -331,10 +331,17 @@ impl<H: HttpClient> McpClient<H> {
                 params.insert("requestState".into(), state.clone());
             }
         }
-        let (reply, id) = self
-            .call_with_id(&era, "tools/call", params, Some(name))
-            .await
-            .map_err(ToolError::Unavailable)?;
+        let (era, (reply, id)) = match self.call_with_id(&era, "tools/call", params.clone(), Some(name)).await {
+            // The server dropped the session an earlier request opened (it restarted, or expired it): the call
+            // never ran there, so a new handshake and the call once more.
+            Err(e) if e.status == Some(404) && matches!(era, Era::Legacy { session: Some(_), .. }) => {
+                let fresh = self.initialize().await.map_err(ToolError::Unavailable)?;
+                *self.era.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(fresh.clone());
+                let again = self.call_with_id(&fresh, "tools/call", params, Some(name)).await;
+                (fresh, again.map_err(ToolError::Unavailable)?)
+            }
+            other => (era, other.map_err(ToolError::Unavailable)?),
+        };
         self.outcome(&era, reply, id)
     }
 

@@ -113,15 +113,15 @@ struct JsTool {
     mcp: Option<crate::mcp::McpClient<crate::provider::FetchClient>>,
 }
 
-/// The client of an MCP tool's server, for one call stopped by `signal`.
+/// The client of an MCP tool's server, for one call stopped by `signal`, sending through `fetch` when it is
+/// the program's own function.
 fn mcp_client(
     spec: &ToolSpec,
     signal: Option<&JsValue>,
+    fetch: &JsValue,
 ) -> Option<crate::mcp::McpClient<crate::provider::FetchClient>> {
     let m = spec.mcp.as_ref()?;
-    let http = signal.map_or_else(crate::provider::FetchClient::default, |s| {
-        crate::provider::FetchClient::with_signal(s.clone())
-    });
+    let http = fetch_client(signal, fetch);
     let client = crate::mcp::McpClient::new(m.server.clone(), http);
     Some(match &m.era {
         Some(era) => client.with_era(era.clone()),
@@ -259,7 +259,7 @@ impl Call {
                     spec: declared.clone(),
                     handle: fns.get(at).unchecked_into(),
                     decide: fns.get(at + 1),
-                    mcp: mcp_client(declared, signal),
+                    mcp: mcp_client(declared, signal, &fns.get(at)),
                 }
             })
             .collect();
@@ -577,12 +577,23 @@ pub fn resume(spec: JsValue, checkpoint: JsValue, answer: JsValue, options: JsVa
     ))
 }
 
-/// `mcpList(text, signal)`: the tools of the MCP server `mcpTools(options)` names (`{ url, headers?, prefix?,
+/// A client stopped by `signal`, through `fetch` when it is a function (else the global `fetch`).
+fn fetch_client(signal: Option<&JsValue>, fetch: &JsValue) -> crate::provider::FetchClient {
+    let client = signal.map_or_else(crate::provider::FetchClient::default, |s| {
+        crate::provider::FetchClient::with_signal(s.clone())
+    });
+    match fetch.dyn_ref::<Function>() {
+        Some(f) => client.through(f.clone()),
+        None => client,
+    }
+}
+
+/// `mcpList(text, signal, fetch)`: the tools of the MCP server `mcpTools(options)` names (`{ url, headers?, prefix?,
 /// timeoutMs? }` as JSON text), as JSON text `{ protocol, session?, tools: [{ name, tool, description,
 /// inputSchema }] }` (`name` prefixed, `tool` the server's). A failure is a `ConfigError` for bad options and an
 /// `McpError` for the server.
 #[wasm_bindgen(js_name = mcpList)]
-pub async fn mcp_list(text: String, signal: JsValue) -> Result<String, JsValue> {
+pub async fn mcp_list(text: String, signal: JsValue, fetch: JsValue) -> Result<String, JsValue> {
     const PATH: &str = "mcpTools(options)";
     let mut options = super::convert::parse_json(&text);
     let prefix = match options.as_object_mut().and_then(|o| o.remove("prefix")) {
@@ -599,11 +610,8 @@ pub async fn mcp_list(text: String, signal: JsValue) -> Result<String, JsValue> 
         o.insert("tool".into(), Value::String(String::new()));
     }
     let spec = crate::spec::McpToolSpec::read(options, PATH).map_err(config_error)?;
-    let http = if signal.is_undefined() || signal.is_null() {
-        crate::provider::FetchClient::default()
-    } else {
-        crate::provider::FetchClient::with_signal(signal)
-    };
+    let signal = Some(&signal).filter(|s| !s.is_undefined() && !s.is_null());
+    let http = fetch_client(signal, &fetch);
     let client = std::sync::Arc::new(crate::mcp::McpClient::new(spec.server, http));
     let failed = |source| {
         agent_error(

@@ -8,7 +8,7 @@
 // Memory is sampled after a full GC every `requests / 10` requests; `keptBytesPerRequest` is the
 // least-squares slope of (JS heap + external, which includes the wasm memory) over those samples.
 import {
-  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini,
+  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini, mcpTools,
 } from 'resumable-agent';
 
 const glue = await import(new URL('./resumable_agent.js', import.meta.resolve('resumable-agent')).href);
@@ -96,7 +96,35 @@ const geminiText = [
 const geminiProvider = gemini({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9/v1beta' });
 const responsesProvider = openaiResponses({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9/v1' });
 
+// A 2026-07-28 MCP server, served by a fetch stand-in: discover, list, and `book`, which asks for a date first.
+function mcpFetch(_url, init) {
+  const m = JSON.parse(init.body);
+  const reply = (result) => Response.json({ jsonrpc: '2.0', id: m.id, result: { resultType: 'complete', ...result } });
+  if (m.method === 'server/discover') return reply({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} } });
+  if (m.method === 'tools/list') return reply({ tools: [{ name: 'book', description: 'Books.', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }] });
+  const date = m.params.inputResponses?.date?.content?.date;
+  if (!date) {
+    return Response.json({ jsonrpc: '2.0', id: m.id, result: { resultType: 'input_required', requestState: 'st', inputRequests: {
+      date: { method: 'elicitation/create', params: { mode: 'form', message: 'Which day?', requestedSchema: { type: 'object', properties: { date: { type: 'string', format: 'date' } }, required: ['date'] } } },
+    } } });
+  }
+  return reply({ content: [{ type: 'text', text: `booked on ${date}` }] });
+}
+const booking = (req) => (req.messages.length === 1 ? { content: [call('b1', 'book', { city: 'Oslo' })] } : { content: [{ type: 'text', text: `read: ${req.messages.at(-1).content[0].content}` }] });
+
 export const SHAPES = {
+  'mcp-elicitation': async () => {
+    globalThis.fetch = mcpFetch;
+    try {
+      const tools = await mcpTools({ url: 'http://127.0.0.1:9/mcp', headers: { authorization: 'Bearer leak' } });
+      const paused = await agent({ model: booking, tools }).prompt('book');
+      const text = JSON.stringify(paused.checkpoint);
+      const done = await agent({ model: booking, tools }).resume(text, { type: 'accept', content: { date: '2026-11-30' } });
+      expect(paused.interrupted && done.text === 'read: booked on 2026-11-30', 'paused on the elicitation, then booked');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  },
   'stream-provider': async () => {
     globalThis.fetch = fakeFetch;
     try {

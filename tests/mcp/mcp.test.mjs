@@ -228,3 +228,45 @@ test('the reference server-everything: its tools, a call, and its elicitation pa
     await everything.close();
   }
 });
+
+test('mcpTools({ fetch }): listing and calls go through the program\'s fetch (e.g. one that adds a header), and a fetch answering without a promise works', async () => {
+  const seen = [];
+  const fetch = (url, init) => {
+    seen.push(init.method);
+    return globalThis.fetch(url, { ...init, headers: { ...init.headers, authorization: `Bearer ${TOKEN}` } });
+  };
+  const tools = await mcpTools({ url: modern.url, fetch });
+  const { model } = recordingModel([turn(toolUse('c1', 'add', { a: 1, b: 1 })), { content: [{ type: 'text', text: 'two' }] }]);
+  const result = await agent({ model, tools }).prompt('add');
+  assert.equal(result.text, 'two');
+  assert.deepEqual(seen, ['POST', 'POST', 'POST'], 'discover, list, call');
+  const bad = await mcpTools({ url: modern.url, fetch: 'yes' }).catch((e) => e);
+  assert.match(bad.message, /mcpTools\(options\)\.fetch: expected a function/);
+  // A replaced global fetch that answers a Response itself (not a promise of one) is read like any other.
+  const real = globalThis.fetch;
+  globalThis.fetch = (url) => Response.json({ jsonrpc: '2.0', id: 'x', error: { code: -32601, message: 'no' } }, { status: 404 });
+  try {
+    const err = await mcpTools({ url: 'http://127.0.0.1:9/mcp' }).catch((e) => e);
+    assert.ok(err instanceof McpError, String(err));
+    assert.equal(err.status, 404);
+  } finally {
+    globalThis.fetch = real;
+  }
+});
+
+test('2025-11-25: a call after the server dropped the listing\'s session opens a new one and runs once', async () => {
+  const server = await childServer('legacy');
+  const tools = await mcpTools({ url: server.url });
+  await server.kill();
+  const again = await childServer('legacy', server.port);
+  try {
+    const { model } = recordingModel([turn(toolUse('c1', 'add', { a: 20, b: 22 })), { content: [{ type: 'text', text: 'ok' }] }]);
+    const result = await agent({ model, tools }).prompt('add');
+    assert.equal(result.messages[2].content[0].content, '42');
+    const s = await stats(again);
+    assert.equal(s.calls.add, 1);
+    assert.equal(s.sessions, 1, 'one new handshake');
+  } finally {
+    await again.kill();
+  }
+});

@@ -15,6 +15,22 @@ import * as z from 'zod/v4';
 
 export const TOKEN = 'mcp-test-token-7f3a9c2e51';
 
+/** CORS for a page of another origin (the Chromium test): the MCP headers allowed, the session id exposed. */
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+  'access-control-allow-headers': 'authorization, content-type, accept, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id',
+  'access-control-expose-headers': 'mcp-session-id',
+};
+
+/** Answers a preflight; adds the CORS headers to every other answer. True when it answered. */
+function cors(req, res) {
+  for (const [k, v] of Object.entries(CORS)) res.setHeader(k, v);
+  if (req.method !== 'OPTIONS') return false;
+  res.writeHead(204).end();
+  return true;
+}
+
 function listen(server, port = 0) {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -94,6 +110,7 @@ export async function modernServer({ port = 0, token = TOKEN } = {}) {
   };
   const handler = createMcpHandler(factory);
   const server = http.createServer(async (req, res) => {
+    if (cors(req, res)) return;
     if (req.url === '/stats') { res.end(JSON.stringify(stats)); return; }
     stats.requests += 1;
     if (req.headers.authorization !== `Bearer ${token}`) {
@@ -105,7 +122,7 @@ export async function modernServer({ port = 0, token = TOKEN } = {}) {
     const controller = new AbortController();
     res.on('close', () => { if (!res.writableFinished) controller.abort(); });
     const response = await handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: req.headers, body: text, signal: controller.signal }));
-    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.writeHead(response.status, { ...Object.fromEntries(response.headers), ...CORS });
     if (response.body) {
       try {
         for await (const chunk of response.body) res.write(chunk);
@@ -153,6 +170,7 @@ export async function legacyServer({ port = 0 } = {}) {
     return s;
   };
   const server = http.createServer(async (req, res) => {
+    if (cors(req, res)) return;
     if (req.url === '/stats') { res.end(JSON.stringify(stats)); return; }
     stats.requests += 1;
     const text = req.method === 'POST' ? await body(req) : undefined;

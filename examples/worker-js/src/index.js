@@ -8,11 +8,11 @@
 // Session ids are made by the server too. CORS answers only the origins in the ALLOWED_ORIGINS var.
 import {
   agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, durableObjectSaver, listSessions,
-  anthropic, openai, openaiResponses, gemini, workersAI, memoryUsage, SessionNotFoundError,
+  anthropic, openai, openaiResponses, gemini, workersAI, memoryUsage, SessionNotFoundError, mcpTools,
 } from 'resumable-agent';
 // The Durable Object class behind durableObjectSaver (bound as CHECKPOINTS in wrangler.toml).
 export { CheckpointStore } from 'resumable-agent';
-import { saverTestRoute, stepsTestRoute, sessionTestRoute } from './test-routes.js';
+import { saverTestRoute, stepsTestRoute, sessionTestRoute, mcpTestRoute } from './test-routes.js';
 
 const askUser = defineTool({
   name: 'ask_user',
@@ -316,6 +316,9 @@ export default {
       }
       if (request.method === 'POST' && pathname === '/__test/steps') {
         return stepsTestRoute(request, saverFor(env, { id: 'bench' }), { agent, defineTool, scriptedModel });
+      }
+      if (request.method === 'POST' && pathname === '/__test/mcp') {
+        return mcpTestRoute(request, { agent, mcpTools, isInterrupted });
       }
       // The isolate's wasm memory, to watch it stay flat over many requests.
       if (request.method === 'GET' && pathname === '/__test/memory') return Response.json(memoryUsage());

@@ -60,3 +60,21 @@ export async function sessionTestRoute(request, session) {
     return Response.json({ err: { name: e.name, message: e.message } });
   }
 }
+
+// POST /__test/mcp {url, token?, checkpoint?, answer?}: an agent with an MCP server's tools and a model that
+// books Lyon and then reads the result — prompted, or `checkpoint` resumed with `answer` (in a later request).
+// Served only with TEST_ROUTES.
+export async function mcpTestRoute(request, { agent, mcpTools, isInterrupted }) {
+  const { url, token, checkpoint, answer } = await request.json();
+  try {
+    const tools = await mcpTools({ url, headers: token ? { authorization: `Bearer ${token}` } : undefined });
+    const model = async (req) => (req.messages.length === 1
+      ? { content: [{ type: 'tool_use', id: 'b1', name: 'book', input: { city: 'Lyon' } }] }
+      : { content: [{ type: 'text', text: `read: ${req.messages.at(-1).content[0].content}` }] });
+    const bot = agent({ model, tools });
+    const result = checkpoint ? await bot.resume(checkpoint, answer) : await bot.prompt('book');
+    return Response.json({ interrupted: isInterrupted(result), text: result.text, checkpoint: result.checkpoint });
+  } catch (e) {
+    return Response.json({ err: { name: e.name, message: e.message, status: e.status, server: e.server, checkpoint: e.checkpoint } });
+  }
+}
