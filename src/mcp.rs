@@ -129,6 +129,8 @@ pub struct McpToolInfo {
 pub struct McpClient<H> {
     server: McpServer,
     http: H,
+    /// Sends the cancellation of a call its signal stopped (`http` is stopped by then).
+    notifier: Option<H>,
     era: Mutex<Option<Era>>,
     ids: AtomicU64,
     /// Starts every request id: ids stay unique in a session shared by several clients (a listing's, each
@@ -163,6 +165,7 @@ impl<H: HttpClient> McpClient<H> {
         McpClient {
             server,
             http,
+            notifier: None,
             era: Mutex::new(None),
             ids: AtomicU64::new(1),
             id_prefix: crate::platform::new_run_id().chars().take(12).collect(),
@@ -173,6 +176,15 @@ impl<H: HttpClient> McpClient<H> {
     #[must_use]
     pub fn with_era(self, era: Era) -> Self {
         *self.era.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(era);
+        self
+    }
+
+    /// The same client, telling the server through `notifier` (a client no signal stops) when a call is
+    /// stopped by its signal (`notifications/cancelled`), as the 2025 protocol asks: to a 2025 server a closed
+    /// connection is not a cancellation.
+    #[must_use]
+    pub fn cancels_through(mut self, notifier: H) -> Self {
+        self.notifier = Some(notifier);
         self
     }
 
@@ -416,6 +428,29 @@ impl<H: HttpClient> McpClient<H> {
         }
     }
 
+    /// Tells the server that `request`, stopped by the caller's signal, is cancelled (best effort: its answer
+    /// is not awaited for long, and a failure changes nothing).
+    async fn cancelled(&self, era: &Era, request: &Value) {
+        let Some(notifier) = &self.notifier else { return };
+        let mut params = Map::new();
+        params.insert("requestId".into(), request.get("id").cloned().unwrap_or(Value::Null));
+        params.insert("reason".into(), "the run was aborted".into());
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
+        let mut headers = self.headers(era);
+        headers.push(("content-type".into(), "application/json".into()));
+        if let Era::Modern(_) = era {
+            headers.push(("mcp-method".into(), "notifications/cancelled".into()));
+        }
+        let request = HttpRequest {
+            method: "POST",
+            url: self.server.url.clone(),
+            headers,
+            body: note.to_string(),
+            timeout: self.server.timeout.min(Duration::from_secs(5)),
+        };
+        let _ = notifier.send(request).await;
+    }
+
     /// A JSON-RPC request with a fresh id.
     fn request(&self, method: &str, mut params: Map<String, Value>, era: &Era) -> Value {
         if let Era::Modern(version) = era {
@@ -452,7 +487,13 @@ impl<H: HttpClient> McpClient<H> {
         name: Option<&str>,
     ) -> Result<(Reply, Value), Unavailable> {
         let request = self.request(method, params, era);
-        let (response, body) = self.post(era, &request, name).await?;
+        let (response, body) = match self.post(era, &request, name).await {
+            Err(e) if self.http.aborted() => {
+                self.cancelled(era, &request).await;
+                return Err(e);
+            }
+            other => other?,
+        };
         if !(200..300).contains(&response.status) {
             return Err(self.refused(&response));
         }

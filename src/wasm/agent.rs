@@ -121,8 +121,8 @@ fn mcp_client(
     fetch: &JsValue,
 ) -> Option<crate::mcp::McpClient<crate::provider::FetchClient>> {
     let m = spec.mcp.as_ref()?;
-    let http = fetch_client(signal, fetch);
-    let client = crate::mcp::McpClient::new(m.server.clone(), http);
+    let client = crate::mcp::McpClient::new(m.server.clone(), fetch_client(signal, fetch))
+        .cancels_through(fetch_client(None, fetch));
     Some(match &m.era {
         Some(era) => client.with_era(era.clone()),
         None => client,

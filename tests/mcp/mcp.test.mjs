@@ -128,7 +128,7 @@ test('content that misses the requested schema is a DecisionError naming the req
 
 test('a 2025-11-25 server (1.x SDK): listed over a session, results, and push elicitation paused and answered from a new process', async () => {
   const tools = await mcpTools({ url: legacy.url });
-  assert.deepEqual(tools.map((t) => [t.name, t.mcp.protocol]), [['add', '2025-11-25'], ['fails', '2025-11-25'], ['book', '2025-11-25']]);
+  assert.deepEqual(tools.map((t) => [t.name, t.mcp.protocol]), [['add', '2025-11-25'], ['fails', '2025-11-25'], ['slow', '2025-11-25'], ['book', '2025-11-25']]);
   const { model, requests } = recordingModel([
     turn(toolUse('c1', 'add', { a: 40, b: 2 }), toolUse('c2', 'fails', {}), toolUse('c3', 'book', { city: 'Rome' })),
     { content: [{ type: 'text', text: 'done' }] },
@@ -185,19 +185,19 @@ test('a server killed mid-run: McpError with the checkpoint from before the call
   }
 });
 
-test('an aborted run cancels the MCP call in flight: AbortedError with the checkpoint, the server sees the cancellation', async () => {
-  const tools = await mcpTools({ url: modern.url, headers: auth });
+for (const [era, server, headers] of [['2026-07-28', modern, auth], ['2025-11-25', legacy, undefined]]) test(`an aborted run cancels the MCP call in flight (${era}): AbortedError with the checkpoint, the server sees the cancellation`, async () => {
+  const tools = await mcpTools({ url: server.url, headers });
   const controller = new AbortController();
   const { model } = recordingModel([turn(toolUse('s1', 'slow', { ms: 20_000 }))]);
   const started = Date.now();
   setTimeout(() => controller.abort(), 300);
-  const before = (await stats(modern)).cancelled;
+  const before = (await stats(server)).cancelled;
   const err = await agent({ model, tools }).prompt('wait', { signal: controller.signal }).catch((e) => e);
   assert.ok(err instanceof AbortedError, String(err));
   assert.ok(Date.now() - started < 5_000, 'stopped at once, not after the call');
   assert.equal(err.checkpoint.toolResults, undefined);
-  for (let i = 0; i < 50 && (await stats(modern)).cancelled === before; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal((await stats(modern)).cancelled, before + 1, 'the server saw the call cancelled');
+  for (let i = 0; i < 50 && (await stats(server)).cancelled === before; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal((await stats(server)).cancelled, before + 1, 'the server saw the call cancelled');
 });
 
 test('the reference server-everything: its tools, a call, and its elicitation paused and answered from a new process', async () => {

@@ -134,14 +134,14 @@ export async function modernServer({ port = 0, token = TOKEN } = {}) {
   return { url: `http://127.0.0.1:${at}/mcp`, port: at, stats, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
 }
 
-/** The 1.x SDK server (2025-11-25, sessions, an event store): tools `add`, `fails` and `book` (asks for a date
- * by `elicitation/create` during the call). */
+/** The 1.x SDK server (2025-11-25, sessions, an event store): tools `add`, `fails`, `slow` and `book` (asks for a
+ * date by `elicitation/create` during the call). */
 export async function legacyServer({ port = 0 } = {}) {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
   const { InMemoryEventStore } = await import('@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js');
   const { isInitializeRequest, ElicitResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
-  const stats = { calls: {}, sessions: 0, requests: 0 };
+  const stats = { calls: {}, sessions: 0, requests: 0, cancelled: 0 };
   const count = (name) => { stats.calls[name] = (stats.calls[name] ?? 0) + 1; };
   const transports = new Map();
   const make = () => {
@@ -153,6 +153,15 @@ export async function legacyServer({ port = 0 } = {}) {
     s.registerTool('fails', { description: 'Always fails.', inputSchema: {} }, async () => {
       count('fails');
       return { content: [{ type: 'text', text: 'the database is read-only' }], isError: true };
+    });
+    s.registerTool('slow', { description: 'Answers after ms milliseconds.', inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
+      count('slow');
+      await new Promise((resolve) => {
+        const t = setTimeout(resolve, ms);
+        // Aborted by the client's notifications/cancelled (a closed stream is not a cancellation in 2025).
+        extra.signal.addEventListener('abort', () => { clearTimeout(t); stats.cancelled += 1; resolve(); });
+      });
+      return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
     });
     s.registerTool('book', { description: 'Books a table in a city.', inputSchema: { city: z.string() } }, async ({ city }, extra) => {
       count('book');
