@@ -117,6 +117,12 @@ const providersRun = spawnSync(process.execPath, [join(BENCH, 'providers.mjs')],
 if (providersRun.status !== 0) throw new Error(`providers.mjs failed (${providersRun.status ?? providersRun.signal}):\n${providersRun.stderr}`);
 const providersTable = providersRun.stdout.trim();
 
+// ---- 8d: MCP tools, client side (bench/mcp.mjs) -------------------------------------------------------------
+log('mcp: time per MCP tool call at 20 and 400 steps, listing, an elicitation');
+const mcpRun = spawnSync(process.execPath, [join(BENCH, 'mcp.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 600_000, maxBuffer: 16 << 20 });
+if (mcpRun.status !== 0) throw new Error(`mcp.mjs failed (${mcpRun.status ?? mcpRun.signal}):\n${mcpRun.stderr}`);
+const mcpTable = mcpRun.stdout.trim();
+
 // ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
 log('streaming: first byte -> first text-delta, warm and cold');
 const streamWarm = child('first-delta.mjs', '20', '50');
@@ -338,6 +344,8 @@ ${saversTable}
 ${sessionsTable}
 
 ${providersTable}
+
+${mcpTable}
 
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;
