@@ -157,6 +157,8 @@ enum Reply {
         id: Value,
         last_event: Option<String>,
     },
+    /// A JSON-RPC error (an unknown tool, invalid arguments): what it said.
+    Refused(String),
 }
 
 impl<H: HttpClient> McpClient<H> {
@@ -296,8 +298,12 @@ impl<H: HttpClient> McpClient<H> {
             if let Some(c) = cursor.take() {
                 params.insert("cursor".into(), c.into());
             }
-            let Reply::Result(page) = self.call(&era, "tools/list", params, None).await? else {
-                return Err(self.unavailable(None, "tools/list: the server asked a question instead of answering"));
+            let page = match self.call(&era, "tools/list", params, None).await? {
+                Reply::Result(page) => page,
+                Reply::Refused(m) => return Err(self.unavailable(None, format!("tools/list: {m}"))),
+                Reply::Asks { .. } => {
+                    return Err(self.unavailable(None, "tools/list: the server asked a question instead of answering"));
+                }
             };
             for (k, t) in page
                 .get("tools")
@@ -361,6 +367,8 @@ impl<H: HttpClient> McpClient<H> {
     fn outcome(&self, era: &Era, reply: Reply, call: Value) -> Result<String, ToolError> {
         match reply {
             Reply::Result(result) => call_result(&result),
+            // The server refused the call itself (an unknown tool, arguments it does not take): the model reads why.
+            Reply::Refused(message) => Err(ToolError::Failed(message)),
             Reply::Asks {
                 request,
                 id,
@@ -418,9 +426,6 @@ impl<H: HttpClient> McpClient<H> {
         }
         if !(200..300).contains(&stream.status) {
             return Err(ToolError::Unavailable(self.refused(&stream)));
-        }
-        if let Some(e) = &body.error {
-            return Err(ToolError::Failed(e.clone()));
         }
         match body.found {
             Some(reply) => self.outcome(&era, reply, call_id),
@@ -761,11 +766,15 @@ fn tool_info(t: &Value) -> Result<McpToolInfo, String> {
         .and_then(Value::as_str)
         .ok_or(".name: missing")?
         .to_owned();
-    let input_schema = t
+    let mut input_schema = t
         .get("inputSchema")
         .filter(|s| s.is_object())
         .cloned()
         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    // Which draft the server wrote in says nothing to a model, and some providers refuse the keyword.
+    if let Some(o) = input_schema.as_object_mut() {
+        o.remove("$schema");
+    }
     Ok(McpToolInfo {
         name,
         description: t
@@ -807,7 +816,6 @@ struct Answer {
     sse: Option<SseParser>,
     events: Vec<SseEvent>,
     found: Option<Reply>,
-    error: Option<String>,
     problem: Option<String>,
 }
 
@@ -819,19 +827,16 @@ impl Answer {
             sse: None,
             events: Vec::new(),
             found: None,
-            error: None,
             problem: None,
         }
     }
 
     /// The reply: found in the stream, or the whole JSON body.
     fn reply(&self) -> Option<Result<Reply, String>> {
-        if let Some(e) = &self.error {
-            return Some(Err(e.clone()));
-        }
         if let Some(r) = &self.found {
             return Some(Ok(match r {
                 Reply::Result(v) => Reply::Result(v.clone()),
+                Reply::Refused(m) => Reply::Refused(m.clone()),
                 Reply::Asks {
                     request,
                     id,
@@ -852,7 +857,7 @@ impl Answer {
         };
         let mut probe = Answer::new(self.id.clone());
         probe.message(message, None);
-        probe.error.map(Err).or_else(|| probe.found.map(Ok))
+        probe.found.map(Ok)
     }
 
     /// One JSON-RPC message of the answer; true once it settles the request.
@@ -862,7 +867,7 @@ impl Answer {
             if let Some(e) = m.get("error") {
                 let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
                 let text = e.get("message").and_then(Value::as_str).unwrap_or("error");
-                self.error = Some(format!("JSON-RPC error {code}: {text}"));
+                self.found = Some(Reply::Refused(format!("{text} (JSON-RPC error {code})")));
             } else {
                 self.found = Some(Reply::Result(m.get("result").cloned().unwrap_or(Value::Null)));
             }

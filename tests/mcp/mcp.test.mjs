@@ -270,3 +270,32 @@ test('2025-11-25: a call after the server dropped the listing\'s session opens a
     await again.kill();
   }
 });
+
+test('a JSON-RPC error to a call (an unknown tool, bad arguments) is an error result the model reads, not the end of the run', async () => {
+  // A fetch that renames the tool on the wire, so the server refuses the call as a protocol error.
+  const fetch = (url, init) => {
+    const headers = { ...init.headers, ...auth };
+    if (headers['mcp-name'] === 'add') headers['mcp-name'] = 'nope';
+    return globalThis.fetch(url, { ...init, headers, body: init.body.replace('"name":"add"', '"name":"nope"') });
+  };
+  for (const [url, f] of [[modern.url, fetch], [legacy.url, (u, i) => globalThis.fetch(u, { ...i, body: i.body.replace('"name":"add"', '"name":"nope"') })]]) {
+    const tools = await mcpTools({ url, fetch: f });
+    const { model, requests } = recordingModel([turn(toolUse('c1', 'add', { a: 1, b: 1 })), { content: [{ type: 'text', text: 'recovered' }] }]);
+    const result = await agent({ model, tools }).prompt('add');
+    assert.equal(result.text, 'recovered');
+    const [r] = requests[1].messages.at(-1).content;
+    assert.equal(r.isError, true);
+    assert.match(r.content, /nope/, r.content);
+  }
+  // A server answering the call with a JSON-RPC error object (the SDKs above fold theirs into isError results).
+  const refusing = async (url, init) => {
+    const m = JSON.parse(init.body);
+    if (m.method !== 'tools/call') return globalThis.fetch(url, { ...init, headers: { ...init.headers, ...auth } });
+    return Response.json({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: 'Invalid params: b must be a number' } });
+  };
+  const tools = await mcpTools({ url: modern.url, fetch: refusing });
+  const { model, requests } = recordingModel([turn(toolUse('c1', 'add', { a: 1, b: 2 })), { content: [{ type: 'text', text: 'recovered' }] }]);
+  assert.equal((await agent({ model, tools }).prompt('add')).text, 'recovered');
+  const [r] = requests[1].messages.at(-1).content;
+  assert.deepEqual([r.content, r.isError], ['Invalid params: b must be a number (JSON-RPC error -32602)', true]);
+});
