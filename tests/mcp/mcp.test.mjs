@@ -58,7 +58,7 @@ test('a 2026-07-28 server: its tools listed with their schemas and a prefix, res
     ['{"celsius":21,"city":"Oslo"}', false],
     ['the database is read-only', true],
   ]);
-  noToken(result, events);
+  noToken(result, events, requests);
 });
 
 test('a wrong or missing token is an McpError naming the server and its status, with no token anywhere', async () => {
