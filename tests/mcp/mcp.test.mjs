@@ -299,3 +299,17 @@ test('a JSON-RPC error to a call (an unknown tool, bad arguments) is an error re
   const [r] = requests[1].messages.at(-1).content;
   assert.deepEqual([r.content, r.isError], ['Invalid params: b must be a number (JSON-RPC error -32602)', true]);
 });
+
+test('a session pauses on an elicitation, saves it in its step log, and a reply from another agent object answers it', async () => {
+  const { memorySaver } = await import('resumable-agent');
+  const saver = memorySaver();
+  const model = async (req) => (req.messages.length === 1 ? turn(toolUse('b1', 'book', { city: 'Oslo' })) : { content: [{ type: 'text', text: `read: ${req.messages.at(-1).content[0].content}` }] });
+  const make = async () => agent({ model, tools: await mcpTools({ url: modern.url, headers: auth }) });
+  const paused = await (await make()).session(saver, 'mcp-s1').prompt('book');
+  assert.ok(isInterrupted(paused));
+  assert.equal(paused.checkpoint.pendingInput.state.requestState, 'ask:Oslo');
+  const wrong = await (await make()).session(saver, 'mcp-s1').reply({ type: 'accept', content: { date: 'x' } }).catch((e) => e);
+  assert.ok(wrong instanceof DecisionError, String(wrong));
+  const done = await (await make()).session(saver, 'mcp-s1').reply({ type: 'accept', content: { date: '2026-11-30' } });
+  assert.equal(done.text, 'read: booked Oslo on 2026-11-30');
+});
