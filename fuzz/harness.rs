@@ -236,3 +236,69 @@ fn responses_stream(data: &[u8]) {
 fn gemini_stream(data: &[u8]) {
     stream_in(resumable_agent::provider::gemini::Gemini::new("k", "m"), data);
 }
+
+/// An MCP server's answer to a `tools/call` (JSON or an event stream, split anywhere; byte 0 picks the era and
+/// the split point): the reader never panics, and whatever a run makes of it — a result, an error result, a
+/// pause on its requests for input, `AgentError::Mcp` — leaves checkpoints it can read back; a pause is answered
+/// (every request declined) and the retried call's answer read again.
+#[allow(dead_code)]
+fn mcp_answer(data: &[u8]) {
+    use resumable_agent::mcp::{Era, McpClient, McpServer, McpTool, MODERN, LEGACY};
+    use resumable_agent::{Decision, ModelResponse, Outcome, Resume, ScriptedModel, ToolDefinition};
+    use serde_json::json;
+    let [kind, rest @ ..] = data else { return };
+    let [split, body @ ..] = rest else { return };
+    let era = if kind % 2 == 0 {
+        Era::Modern(MODERN.to_owned())
+    } else {
+        Era::Legacy { version: LEGACY.to_owned(), session: Some("s".into()) }
+    };
+    let client = McpClient::new(McpServer::new("http://127.0.0.1:9/mcp"), McpReplay(Replay { body: body.to_vec(), split: usize::from(*split) }))
+        .with_era(era);
+    let tool = McpTool::new(
+        std::sync::Arc::new(client),
+        "t",
+        ToolDefinition::new("t", "A fuzzed MCP tool.", json!({"type": "object"})),
+    );
+    let model = ScriptedModel::new([ModelResponse::tool_call("m1", "t", json!({"a": 1})), ModelResponse::text("done"), ModelResponse::text("done")]);
+    let Ok(agent) = resumable_agent::Agent::builder(model).tool(tool).build() else { return };
+    let first = pollster::block_on(agent.prompt("Go."));
+    assert_result_reads_back(&first);
+    if let Ok(Outcome::Interrupted(paused)) = first {
+        let declined = Resume::decisions(paused.checkpoint.interrupts.iter().map(|_| Decision::Decline));
+        assert_result_reads_back(&pollster::block_on(agent.resume(paused.checkpoint, declined)));
+    }
+}
+
+/// [`Replay`] answering each request with the fuzzed body in which `"x"` stands for the request's own id (so a
+/// reply can match it).
+#[allow(dead_code)]
+struct McpReplay(Replay);
+
+impl resumable_agent::provider::HttpClient for McpReplay {
+    fn send(
+        &self,
+        request: resumable_agent::provider::HttpRequest,
+    ) -> impl std::future::Future<Output = Result<resumable_agent::provider::HttpResponse, String>> + Send {
+        self.0.send(request)
+    }
+
+    fn sleep(&self, d: std::time::Duration) -> impl std::future::Future<Output = ()> + Send {
+        self.0.sleep(d)
+    }
+
+    fn send_streaming<'a>(
+        &'a self,
+        request: resumable_agent::provider::HttpRequest,
+        body: &'a mut dyn resumable_agent::provider::BodySink,
+    ) -> impl std::future::Future<Output = Result<resumable_agent::provider::HttpResponse, String>> + Send + 'a {
+        let id = serde_json::from_str::<serde_json::Value>(&request.body)
+            .ok()
+            .and_then(|m| m.get("id").cloned())
+            .map_or_else(|| "null".to_owned(), |id| id.to_string());
+        let text = String::from_utf8_lossy(&self.0.body).replace("\"x\"", &id);
+        let (a, b) = text.as_bytes().split_at(self.0.split.min(text.len()));
+        let _ = body.chunk(a) && body.chunk(b);
+        std::future::ready(Ok(resumable_agent::provider::HttpResponse::new(200, None, String::new())))
+    }
+}

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 seconds="${1:-600}"
-targets=(checkpoint anthropic_response openai_response responses_response gemini_response decisions sse_stream responses_stream gemini_stream)
+targets=(checkpoint anthropic_response openai_response responses_response gemini_response decisions sse_stream responses_stream gemini_stream mcp_answer)
 
 # Nightly and cargo-fuzz, installed if missing (crates.io and rustup only).
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal

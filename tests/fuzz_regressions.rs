@@ -71,3 +71,8 @@ fn gemini_response_inputs() {
 fn gemini_stream_inputs() {
     replay("gemini_stream", gemini_stream);
 }
+
+#[test]
+fn mcp_answer_inputs() {
+    replay("mcp_answer", mcp_answer);
+}
