@@ -499,10 +499,15 @@ impl<H: HttpClient> McpClient<H> {
             }
             other => other?,
         };
+        let id = request.get("id").cloned().unwrap_or(Value::Null);
         if !(200..300).contains(&response.status) {
+            // A 400 or 422 carrying a JSON-RPC error refuses this request (a capability it lacks, arguments it
+            // does not take): its answer, not an outage — asking again would be refused again.
+            if let (400 | 422, Some(message)) = (response.status, rpc_error(&response.body)) {
+                return Ok((Reply::Refused(message), id));
+            }
             return Err(self.refused(&response));
         }
-        let id = request.get("id").cloned().unwrap_or(Value::Null);
         Ok((self.reply(&response, &body, method)?, id))
     }
 
@@ -793,6 +798,15 @@ fn client_info() -> Value {
 /// Form-mode elicitation only.
 fn capabilities() -> Value {
     json!({"elicitation": {"form": {}}})
+}
+
+/// The message of a JSON-RPC error body, with its code.
+fn rpc_error(body: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(body).ok()?;
+    let e = v.get("error")?;
+    let message = e.get("message")?.as_str()?;
+    let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
+    Some(format!("{message} (JSON-RPC error {code})"))
 }
 
 /// `scheme://host:port` of `url`: what errors and `Debug` name (never a path, query or credential).

@@ -410,7 +410,13 @@ pub(crate) fn check_elicited(schema: &Value, content: Option<&Value>, max_depth:
     for (k, p) in properties.into_iter().flatten() {
         if let (Some(format), Some(Value::String(text))) = (p.get("format").and_then(Value::as_str), o.get(k)) {
             if !format_holds(format, text) {
-                return Err(format!("content.{k}: expected a {format}, got {text:?}"));
+                let what = match format {
+                    "email" => "an email address",
+                    "uri" => "a URI (scheme:...)",
+                    "date" => "a date (YYYY-MM-DD)",
+                    _ => "a date-time (RFC 3339, e.g. 2026-11-27T17:00:00Z)",
+                };
+                return Err(format!("content.{k}: expected {what}, got {text:?}"));
             }
         }
     }
@@ -508,6 +514,78 @@ mod tests {
 
     fn err(schema: Value, value: Value) -> String {
         check(&schema, &value, "input").unwrap_err()
+    }
+
+    #[test]
+    fn an_elicitation_answer_is_checked_against_mcps_flat_form_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "email": {"type": "string", "format": "email"},
+            "site": {"type": "string", "format": "uri"},
+            "day": {"type": "string", "format": "date"},
+            "at": {"type": "string", "format": "date-time"},
+            "seats": {"type": "integer", "minimum": 1, "maximum": 8},
+            "name": {"type": "string", "minLength": 2, "maxLength": 5},
+            "agree": {"type": "boolean"},
+            "size": {"type": "string", "enum": ["s", "m", "l"]},
+            "color": {"type": "string", "oneOf": [{"const": "#f00", "title": "Red"}, {"const": "#0f0", "title": "Green"}]},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 2}
+        }, "required": ["email"]});
+        let good = json!({"email": "a@b.co", "site": "https://x.y/z", "day": "2024-02-29", "at": "2026-11-27T17:00:00.5+01:00",
+            "seats": 2, "name": "Ada", "agree": true, "size": "m", "color": "#0f0", "tags": ["a", "b"]});
+        assert_eq!(check_elicited(&schema, Some(&good), 64), Ok(()));
+        assert_eq!(
+            check_elicited(
+                &schema,
+                Some(&json!({"email": "a@b.co", "at": "2026-11-27t17:00:00Z"})),
+                64
+            ),
+            Ok(())
+        );
+        for (field, bad, says) in [
+            ("email", json!("a@b"), "expected an email address"),
+            ("email", json!("a b@c.d"), "expected an email address"),
+            ("site", json!("not a uri"), "expected a URI"),
+            ("day", json!("2023-02-29"), "expected a date (YYYY-MM-DD)"),
+            ("day", json!("2026-13-01"), "expected a date (YYYY-MM-DD)"),
+            ("at", json!("2026-11-27 17:00:00Z"), "expected a date-time (RFC 3339"),
+            ("at", json!("2026-11-27T25:00:00Z"), "expected a date-time (RFC 3339"),
+            ("at", json!("2026-11-27T17:00:00"), "expected a date-time (RFC 3339"),
+            ("seats", json!(9), "content.seats"),
+            ("seats", json!(1.5), "content.seats"),
+            ("name", json!("A"), "content.name"),
+            ("agree", json!("yes"), "content.agree"),
+            ("size", json!("xl"), "content.size"),
+            ("color", json!("#00f"), "content.color"),
+            ("tags", json!(["c"]), "content.tags"),
+            (
+                "tags",
+                json!([1]),
+                "expected a string, number, boolean or array of strings",
+            ),
+            (
+                "name",
+                json!({"first": "A"}),
+                "expected a string, number, boolean or array of strings",
+            ),
+        ] {
+            let mut v = good.clone();
+            v[field] = bad.clone();
+            let problem = check_elicited(&schema, Some(&v), 64).expect_err(&format!("{field} = {bad} must be refused"));
+            assert!(
+                problem.contains(says),
+                "{field} = {bad}: {problem:?} should say {says:?}"
+            );
+        }
+        assert!(
+            check_elicited(&schema, None, 64)
+                .unwrap_err()
+                .contains("missing required property \"email\"")
+        );
+        assert!(
+            check_elicited(&schema, Some(&json!("x")), 64)
+                .unwrap_err()
+                .contains("expected an object")
+        );
     }
 
     #[test]

@@ -38,7 +38,7 @@ const noToken = (...values) => values.forEach((v) => assert.ok(!JSON.stringify(v
 
 test('a 2026-07-28 server: its tools listed with their schemas and a prefix, results of every kind reach the model', async () => {
   const tools = await mcpTools({ url: modern.url, headers: auth, prefix: 'm_' });
-  assert.deepEqual(tools.map((t) => t.name), ['m_add', 'm_weather', 'm_fails', 'm_book', 'm_slow']);
+  assert.deepEqual(tools.map((t) => t.name), ['m_add', 'm_weather', 'm_fails', 'm_book', 'm_sign', 'm_slow']);
   assert.deepEqual(tools[0].inputSchema.required, ['a', 'b']);
   assert.equal(tools[0].description, 'Adds two numbers.');
   assert.deepEqual(tools[0].mcp, { server: new URL(modern.url).origin, tool: 'add', protocol: '2026-07-28' });
@@ -51,7 +51,7 @@ test('a 2026-07-28 server: its tools listed with their schemas and a prefix, res
   const a = agent({ model, tools });
   const result = await a.prompt('go', { onEvent: (e) => events.push(e) });
   assert.equal(result.text, 'ok');
-  assert.deepEqual(requests[0].tools.map((t) => t.name), ['m_add', 'm_weather', 'm_fails', 'm_book', 'm_slow']);
+  assert.deepEqual(requests[0].tools.map((t) => t.name), ['m_add', 'm_weather', 'm_fails', 'm_book', 'm_sign', 'm_slow']);
   const results = requests[1].messages.at(-1).content;
   assert.deepEqual(results.map((r) => [r.content, r.isError ?? false]), [
     ['5', false],
@@ -219,7 +219,7 @@ test('the reference server-everything: its tools, a call, and its elicitation pa
     const content = { name: 'Ada', check: true, email: 'ada@example.com', homepage: 'https://example.com', birthdate: '1815-12-10' };
     const bad = await agent({ model, tools }).resume(paused.checkpoint, { type: 'accept', content: { ...content, email: 'not-an-email' } }).catch((e) => e);
     assert.ok(bad instanceof DecisionError);
-    assert.match(bad.message, /content\.email: expected a email/);
+    assert.match(bad.message, /content\.email: expected an email address/);
     const done = await resumeElsewhere(everything.url, null, paused.checkpoint, { type: 'accept', content: Object.fromEntries(Object.entries(content).filter(([k]) => k in i.requestedSchema.properties)) }, 'ev_');
     assert.match(done.text, /42/);
     assert.match(done.text, /accept/i, done.text);
@@ -312,4 +312,28 @@ test('a session pauses on an elicitation, saves it in its step log, and a reply 
   assert.ok(wrong instanceof DecisionError, String(wrong));
   const done = await (await make()).session(saver, 'mcp-s1').reply({ type: 'accept', content: { date: '2026-11-30' } });
   assert.equal(done.text, 'read: booked Oslo on 2026-11-30');
+});
+
+test('URL-mode elicitation (forms only are declared): the v2 server refuses it for us, and one asking anyway gets an error result naming only the URL\'s origin', async () => {
+  const tools = await mcpTools({ url: modern.url, headers: auth });
+  const { model, requests } = recordingModel([turn(toolUse('u1', 'sign', {})), { content: [{ type: 'text', text: 'ok' }] }]);
+  assert.equal((await agent({ model, tools }).prompt('sign in')).text, 'ok');
+  const [refused] = requests[1].messages.at(-1).content;
+  assert.equal(refused.isError, true);
+  assert.match(refused.content, /do not declare the required capability \(JSON-RPC error -32\d+\)/);
+  // A server that asks anyway.
+  const asking = async (url, init) => {
+    const m = JSON.parse(init.body);
+    if (m.method !== 'tools/call') return globalThis.fetch(url, { ...init, headers: { ...init.headers, ...auth } });
+    return Response.json({ jsonrpc: '2.0', id: m.id, result: { resultType: 'input_required', inputRequests: {
+      login: { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in', url: 'https://auth.example.com/login?state=s3cr3t' } },
+    } } });
+  };
+  const second = recordingModel([turn(toolUse('u1', 'sign', {})), { content: [{ type: 'text', text: 'ok' }] }]);
+  assert.equal((await agent({ model: second.model, tools: await mcpTools({ url: modern.url, fetch: asking }) }).prompt('sign in')).text, 'ok');
+  const [r] = second.requests[1].messages.at(-1).content;
+  assert.equal(r.isError, true);
+  assert.match(r.content, /URL-mode elicitation is not supported, only forms/);
+  assert.match(r.content, /https:\/\/auth\.example\.com\)/);
+  assert.ok(!r.content.includes('s3cr3t'), r.content);
 });

@@ -97,6 +97,10 @@ export async function modernServer({ port = 0, token = TOKEN } = {}) {
       }
       return { content: [{ type: 'text', text: `booked ${city} on ${got.date}` }] };
     });
+    s.registerTool('sign', { description: 'Asks the user to sign in on a web page (URL-mode elicitation).', inputSchema: z.object({}) }, async () => {
+      count('sign');
+      return inputRequired({ inputRequests: { login: inputRequired.elicitUrl({ message: 'Sign in', url: 'https://auth.example.com/login?state=s3cr3t' }) }, requestState: 'url' });
+    });
     s.registerTool('slow', { description: 'Answers after ms milliseconds.', inputSchema: z.object({ ms: z.number() }) }, async ({ ms }, ctx) => {
       count('slow');
       const signal = ctx.mcpReq?.signal;
