@@ -865,7 +865,10 @@ impl Answer {
         if self.sse.is_some() || self.bytes.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
-        let message: Value = match serde_json::from_slice(&self.bytes) {
+        // Through `from_str`, the reader the rest of the library uses (`from_slice` would add a second copy of
+        // serde_json's parser to the .wasm).
+        let text = String::from_utf8_lossy(&self.bytes);
+        let message: Value = match serde_json::from_str(&text) {
             Ok(v) => v,
             Err(e) => return Some(Err(format!("the answer is not JSON: {e}"))),
         };
