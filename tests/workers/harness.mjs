@@ -99,12 +99,24 @@ export async function startWorker({ config, persistTo, vars = {}, timeoutMs = 12
     },
     /** Ends wrangler and workerd (the whole process group) and waits for them to exit. */
     async stop() {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      try { process.kill(-child.pid, 'SIGTERM'); } catch { /* already gone */ }
-      const timer = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
-      await exited;
-      clearTimeout(timer);
+      if (child.exitCode === null) {
+        const exited = once(child, 'exit');
+        try { process.kill(-child.pid, 'SIGTERM'); } catch { /* already gone */ }
+        const timer = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      // wrangler can exit before its workerd: wait until the whole group is gone, so the next Worker finds its
+      // sockets free (a lingering workerd once held the Durable Object's direct socket: EADDRINUSE).
+      // Bounded: a member the system never reaps (a zombie) must not hang the suite.
+      const start = Date.now();
+      while (Date.now() - start < 15_000) {
+        try { process.kill(-child.pid, 0); } catch { return; }
+        if (Date.now() - start > 10_000) {
+          try { process.kill(-child.pid, 'SIGKILL'); } catch { return; }
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
     },
   };
 }
