@@ -147,6 +147,7 @@ impl<H> std::fmt::Debug for McpClient<H> {
 }
 
 /// What one JSON-RPC request got back.
+#[derive(Clone)]
 enum Reply {
     /// The result.
     Result(Value),
@@ -218,13 +219,12 @@ impl<H: HttpClient> McpClient<H> {
     fn unavailable(&self, status: Option<u16>, message: impl Into<String>) -> Unavailable {
         let message = message.into();
         // A transport's failure names the host, which the error names already.
-        let host = origin(&self.server.url);
-        let bare = host.split_once("://").map_or(host.as_str(), |(_, h)| h);
+        let bare = crate::provider::host_of(&self.server.url);
         let message = message
             .strip_prefix(bare)
             .and_then(|m| m.strip_prefix(": "))
             .map_or(message.clone(), str::to_owned);
-        Unavailable::new(host, status, message)
+        Unavailable::new(origin(&self.server.url), status, message)
     }
 
     /// `server/discover`, then the 2025 handshake when the server does not offer [`MODERN`].
@@ -811,14 +811,10 @@ fn rpc_error(body: &str) -> Option<String> {
 
 /// `scheme://host:port` of `url`: what errors and `Debug` name (never a path, query or credential).
 pub(crate) fn origin(url: &str) -> String {
-    let scheme = url.split_once("://").map_or("", |(s, _)| s);
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    if scheme.is_empty() {
-        host.to_owned()
-    } else {
-        format!("{scheme}://{host}")
+    let host = crate::provider::host_of(url);
+    match url.split_once("://") {
+        Some((scheme, _)) => format!("{scheme}://{host}"),
+        None => host.to_owned(),
     }
 }
 
@@ -848,19 +844,7 @@ impl Answer {
     /// The reply: found in the stream, or the whole JSON body.
     fn reply(&self) -> Option<Result<Reply, String>> {
         if let Some(r) = &self.found {
-            return Some(Ok(match r {
-                Reply::Result(v) => Reply::Result(v.clone()),
-                Reply::Refused(m) => Reply::Refused(m.clone()),
-                Reply::Asks {
-                    request,
-                    id,
-                    last_event,
-                } => Reply::Asks {
-                    request: request.clone(),
-                    id: id.clone(),
-                    last_event: last_event.clone(),
-                },
-            }));
+            return Some(Ok(r.clone()));
         }
         if self.sse.is_some() || self.bytes.iter().all(u8::is_ascii_whitespace) {
             return None;

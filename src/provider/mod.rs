@@ -408,11 +408,7 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
     }
 }
 
-/// The host (and port) of `url`, to name in a network failure: never its path or query.
-#[cfg(any(
-    all(target_arch = "wasm32", any(feature = "js", feature = "fetch")),
-    all(not(target_arch = "wasm32"), feature = "reqwest")
-))]
+/// The host (and port) of `url`, to name in a network failure (and MCP errors): never its path or query.
 pub(crate) fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
