@@ -336,6 +336,17 @@ impl<H: HttpClient> McpClient<H> {
         input: Option<&PendingInput>,
     ) -> Result<String, ToolError> {
         let resumed = input.filter(|p| !p.responses.is_empty());
+        // A paused call's state (its requestState, a 2025 session) goes back only to the server that asked: a
+        // checkpoint moved to an agent whose tool of that name is another server's is refused, nothing sent.
+        if let Some(asked) = resumed.and_then(|p| p.state.get("server")).and_then(Value::as_str) {
+            let here = origin(&self.server.url);
+            if asked != here {
+                return Err(ToolError::Unavailable(self.unavailable(
+                    None,
+                    format!("the paused call was asked by {asked}, not this server: its answers were not sent here"),
+                )));
+            }
+        }
         if let Some(p) = resumed.filter(|p| p.state.get("era").and_then(Value::as_str) == Some(LEGACY_STATE)) {
             return self.answer_pushed(p).await;
         }
@@ -363,8 +374,19 @@ impl<H: HttpClient> McpClient<H> {
         self.outcome(&era, reply, id)
     }
 
-    /// What the reply to `tools/call` request `call` means for the run.
+    /// What the reply to `tools/call` request `call` means for the run; a request for input is stamped with the
+    /// server that asked (see [`McpClient::call_tool`]).
     fn outcome(&self, era: &Era, reply: Reply, call: Value) -> Result<String, ToolError> {
+        let mut outcome = self.outcome_of(era, reply, call);
+        if let Err(ToolError::Input(input)) = &mut outcome {
+            if let Some(state) = input.state.as_object_mut() {
+                state.insert("server".into(), origin(&self.server.url).into());
+            }
+        }
+        outcome
+    }
+
+    fn outcome_of(&self, era: &Era, reply: Reply, call: Value) -> Result<String, ToolError> {
         match reply {
             Reply::Result(result) => call_result(&result),
             // The server refused the call itself (an unknown tool, arguments it does not take): the model reads why.

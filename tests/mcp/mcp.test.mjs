@@ -337,3 +337,23 @@ test('URL-mode elicitation (forms only are declared): the v2 server refuses it f
   assert.match(r.content, /https:\/\/auth\.example\.com\)/);
   assert.ok(!r.content.includes('s3cr3t'), r.content);
 });
+
+test('a paused checkpoint moved to an agent whose tool of that name is another server\'s: McpError, nothing sent there', async () => {
+  const tools = await mcpTools({ url: modern.url, headers: auth });
+  const model = async (req) => (req.messages.length === 1 ? turn(toolUse('b1', 'book', { city: 'Oslo' })) : { content: [{ type: 'text', text: 'done' }] });
+  const paused = await agent({ model, tools }).prompt('book');
+  assert.ok(isInterrupted(paused));
+  const other = await modernServer();
+  try {
+    const elsewhere = await mcpTools({ url: other.url, headers: auth });
+    const before = (await stats(other)).requests;
+    const err = await agent({ model, tools: elsewhere }).resume(JSON.parse(JSON.stringify(paused.checkpoint)), { type: 'accept', content: { date: '2026-11-30' } }).catch((e) => e);
+    assert.ok(err instanceof McpError, String(err));
+    assert.match(err.message, /asked by http:\/\/127\.0\.0\.1:\d+, not this server/);
+    assert.equal(err.checkpoint.interrupts[0].id, 'b1/date', 'still waiting for the answer');
+    assert.equal((await stats(other)).requests, before, 'nothing reached the other server');
+    assert.equal((await stats(other)).calls.book, undefined);
+  } finally {
+    await other.close();
+  }
+});
