@@ -291,6 +291,9 @@ async fn call_model(
         crate::platform::unless_stopped(model.complete_dyn(request), stop).await
     }
     .unwrap_or_else(stopped_by_signal);
+    if let Err(e) = &reply {
+        run.model_failed(e);
+    }
     let mut usage: Option<Usage> = None;
     let recorded = reply.and_then(|response| {
         usage = response.usage;

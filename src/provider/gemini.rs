@@ -125,13 +125,14 @@ impl Gemini {
             ("x-goog-api-key".to_owned(), self.api_key.clone()),
         ];
         headers.extend(self.headers.iter().cloned());
-        HttpRequest {
-            method: "POST",
-            url: join_url(&self.base_url, &format!("models/{}:{method}", self.model)),
+        let mut http = HttpRequest::post(
+            join_url(&self.base_url, &format!("models/{}:{method}", self.model)),
             headers,
-            body: Value::Object(body).to_string(),
-            timeout: self.timeout,
-        }
+            Value::Object(body).to_string(),
+            self.timeout,
+        );
+        http.max_response_bytes = request.max_response_bytes;
+        http
     }
 
     /// `generationConfig`: the output limit, the thinking settings, and the other settings of
@@ -354,7 +355,15 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
         "RECITATION" => StopReason::Recitation,
         "STOP" | "FINISH_REASON_UNSPECIFIED" if calls > 0 => StopReason::ToolUse,
         "STOP" | "FINISH_REASON_UNSPECIFIED" => StopReason::EndTurn,
-        other => StopReason::Other(other.to_ascii_lowercase()),
+        // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, LANGUAGE, OTHER and reasons not
+        // documented yet: the answer ended abnormally, and none of its calls may run.
+        other => {
+            return Err(ModelError::Stopped {
+                reason: StopReason::Other(other.to_ascii_lowercase()),
+                text: crate::Message::assistant(r.content).text(),
+                usage: r.usage,
+            });
+        }
     });
     Ok(r)
 }
@@ -550,5 +559,29 @@ mod tests {
         );
         let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 9}});
         assert_eq!(response(&blocked).unwrap().stop_reason, Some(StopReason::PromptBlocked));
+        // An abnormal end is not an answer, even with calls in it: none of them may run.
+        for reason in [
+            "MALFORMED_FUNCTION_CALL",
+            "UNEXPECTED_TOOL_CALL",
+            "TOO_MANY_TOOL_CALLS",
+            "OTHER",
+            "LANGUAGE",
+            "SOMETHING_NEW",
+        ] {
+            let body = json!({"candidates": [{"content": {"parts": [{"text": "half"}, {"functionCall": {"name": "pay", "args": {}}}]}, "finishReason": reason}],
+                "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 2}});
+            match response(&body) {
+                Err(ModelError::Stopped {
+                    reason: StopReason::Other(r),
+                    text,
+                    usage,
+                }) => {
+                    assert_eq!(r, reason.to_ascii_lowercase());
+                    assert_eq!(text, "half");
+                    assert_eq!(usage.map(|u| u.input_tokens), Some(4));
+                }
+                other => panic!("{reason}: {other:?}"),
+            }
+        }
     }
 }

@@ -469,6 +469,15 @@ impl<'c> Run<'c> {
             })
     }
 
+    /// Takes in a model call that failed: the tokens of an answer the model stopped abnormally
+    /// ([`ModelError::Stopped`] with its usage, as a provider reports one it will not hand over) were spent and
+    /// billed all the same, so the run counts them. Other failures change nothing.
+    pub fn model_failed(&mut self, error: &ModelError) {
+        if let ModelError::Stopped { usage: Some(usage), .. } = error {
+            self.state.usage.add(*usage);
+        }
+    }
+
     /// Records the model's turn. A response that would make the next request invalid is refused whole. The
     /// call's usage is counted in every case: the run's usage is what every call made spent.
     ///
