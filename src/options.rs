@@ -18,7 +18,7 @@ pub(crate) fn describe(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("boolean {b}"),
         Value::Number(n) => format!("number {n}"),
-        Value::String(s) if s == HOST_FUNCTION => "a function".into(),
+        Value::String(s) if s.starts_with(HOST_FUNCTION) => "a function".into(),
         Value::String(s) => {
             let shown: String = s.chars().take(40).collect();
             let more = if shown.len() < s.len() { "…" } else { "" };
@@ -148,7 +148,7 @@ impl Options {
     pub(crate) fn string(&mut self, key: &str) -> Result<Option<String>, String> {
         match self.take(key) {
             None => Ok(None),
-            Some(Value::String(s)) if s != HOST_FUNCTION => Ok(Some(s)),
+            Some(Value::String(s)) if !s.starts_with(HOST_FUNCTION) => Ok(Some(s)),
             Some(v) => Err(format!("{}: expected a string, got {}", self.at(key), describe(&v))),
         }
     }

@@ -51,6 +51,10 @@ pub struct ToolSpec {
     pub definition: ToolDefinition,
     /// Whether calls wait for approval.
     pub needs_approval: NeedsApproval,
+    /// For [`NeedsApproval::PerCall`]: the source text of the host's function, when the host gave it (the npm
+    /// package does: `HOST_FUNCTION`, a newline, `String(fn)`). The agent's fingerprint covers it, so a rule
+    /// changed while a run waits makes another agent.
+    pub rule_source: String,
     /// What a resume does once the tool's interrupt expired.
     pub on_expire: OnExpire,
     /// For a tool of an MCP server (`mcpTools()`): where it is; its calls go there instead of to code.
@@ -79,7 +83,15 @@ impl std::fmt::Debug for McpToolSpec {
 }
 
 /// The keys of an MCP tool's `mcp` member.
-const MCP_KEYS: &[&str] = &["url", "headers", "tool", "protocol", "session", "timeoutMs"];
+const MCP_KEYS: &[&str] = &[
+    "url",
+    "headers",
+    "tool",
+    "protocol",
+    "session",
+    "timeoutMs",
+    "maxResponseBytes",
+];
 
 impl McpToolSpec {
     /// Reads a tool's `mcp` member at `path` (a header's value never appears in an error).
@@ -121,6 +133,9 @@ impl McpToolSpec {
                 )
             })?;
             server = server.timeout(std::time::Duration::from_millis(ms));
+        }
+        if let Some(bytes) = o.integer("maxResponseBytes", 1)? {
+            server = server.max_response_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
         }
         let tool = o
             .string("tool")?
@@ -223,7 +238,12 @@ impl ToolSpec {
                 s
             }
         };
-        let needs_approval = needs_approval(o.take("needsApproval"), &o.at("needsApproval"))?;
+        let rule = o.take("needsApproval");
+        let rule_source = match &rule {
+            Some(Value::String(s)) => host_function_source(s).unwrap_or_default().to_owned(),
+            _ => String::new(),
+        };
+        let needs_approval = needs_approval(rule, &o.at("needsApproval"))?;
         let on_expire = match o.string("onExpire")?.as_deref() {
             None | Some("error") => OnExpire::Error,
             Some("deny") => OnExpire::Deny,
@@ -237,6 +257,7 @@ impl ToolSpec {
         Ok(ToolSpec {
             definition: ToolDefinition::new(name, description, input_schema),
             needs_approval,
+            rule_source,
             on_expire,
             mcp,
         })
@@ -272,12 +293,32 @@ impl NeedsApproval {
     }
 }
 
+/// The source text a host wrote after [`HOST_FUNCTION`] and a newline (`""` when it wrote the marker alone),
+/// or `None` when `s` is not a host function.
+fn host_function_source(s: &str) -> Option<&str> {
+    match s.strip_prefix(HOST_FUNCTION)? {
+        "" => Some(""),
+        rest => rest.strip_prefix('\n'),
+    }
+}
+
+impl ToolSpec {
+    /// What decides this tool's approvals, as the agent's fingerprint covers it (see
+    /// [`Tool::approval_rule`](crate::Tool::approval_rule)).
+    pub fn approval_rule(&self) -> Value {
+        match self.needs_approval {
+            NeedsApproval::Fixed(a) => crate::tool::rule_json(Some(a), ""),
+            NeedsApproval::PerCall => crate::tool::rule_json(None, &self.rule_source),
+        }
+    }
+}
+
 /// `needsApproval`: a boolean, `{ expiresInMs }`, or a host function (decided per call).
 fn needs_approval(value: Option<Value>, path: &str) -> Result<NeedsApproval, String> {
     match value {
         None | Some(Value::Bool(false)) => Ok(NeedsApproval::Fixed(Approval::NotNeeded)),
         Some(Value::Bool(true)) => Ok(NeedsApproval::Fixed(Approval::needed())),
-        Some(Value::String(s)) if s == HOST_FUNCTION => Ok(NeedsApproval::PerCall),
+        Some(Value::String(s)) if host_function_source(&s).is_some() => Ok(NeedsApproval::PerCall),
         Some(v @ Value::Object(_)) => {
             let mut o = Options::new(
                 v,

@@ -270,6 +270,16 @@ pub trait Tool: MaybeSend + MaybeSync {
         false
     }
 
+    /// What decides this tool's approvals, as JSON the agent's fingerprint covers (so a checkpoint signed by an
+    /// agent with one rule is refused by an agent with another): `false` (never asks), `true` (every call
+    /// asks), `{ "expiresInMs": n }` (every call asks, answerable for n ms) or `{ "perCall": text }` (code
+    /// decides per call; `text` names the code: a JS function's source, a Rust rule's name). The default says
+    /// only whether it may ask: a tool whose [`Tool::needs_approval`] is code should name it, and rename it
+    /// when it changes.
+    fn approval_rule(&self) -> Value {
+        Value::Bool(self.may_need_approval())
+    }
+
     /// What a resume does with this tool's interrupts once they expired (default: fail with
     /// [`AgentError::InterruptExpired`](crate::AgentError)).
     fn on_expire(&self) -> OnExpire {
@@ -287,7 +297,21 @@ pub(crate) trait DynTool: MaybeSend + MaybeSync {
         ctx: ToolContext<'a>,
     ) -> BoxFuture<'a, Result<Approval, ToolError>>;
     fn may_need_approval(&self) -> bool;
+    fn approval_rule(&self) -> Value;
     fn on_expire(&self) -> OnExpire;
+}
+
+/// The JSON an approval rule is fingerprinted as ([`Tool::approval_rule`]): `fixed` for a rule that answers
+/// the same for every call, else `per_call` names the code that decides.
+pub(crate) fn rule_json(fixed: Option<Approval>, per_call: &str) -> Value {
+    match fixed {
+        Some(Approval::NotNeeded) => Value::Bool(false),
+        Some(Approval::Needed { expires_in_ms: None }) => Value::Bool(true),
+        Some(Approval::Needed {
+            expires_in_ms: Some(ms),
+        }) => serde_json::json!({ "expiresInMs": ms }),
+        None => serde_json::json!({ "perCall": per_call }),
+    }
 }
 
 impl<T: Tool> DynTool for T {
@@ -307,6 +331,9 @@ impl<T: Tool> DynTool for T {
     fn may_need_approval(&self) -> bool {
         Tool::may_need_approval(self)
     }
+    fn approval_rule(&self) -> Value {
+        Tool::approval_rule(self)
+    }
     fn on_expire(&self) -> OnExpire {
         Tool::on_expire(self)
     }
@@ -324,7 +351,8 @@ type ApprovalFn = Box<dyn Fn(&Value) -> Approval + Send + Sync>;
 
 enum ApprovalRule {
     Always(Approval),
-    Computed(ApprovalFn),
+    /// Decided per call by the function, known to the agent's fingerprint by the name.
+    Computed(ApprovalFn, String),
 }
 
 /// Makes a tool from a closure returning a future.
@@ -375,7 +403,19 @@ impl<F> FnTool<F> {
 
     /// Decides per call, from its input, whether it waits for approval.
     pub fn needs_approval_if(mut self, rule: impl Fn(&Value) -> Approval + Send + Sync + 'static) -> Self {
-        self.approval = Some(ApprovalRule::Computed(Box::new(rule)));
+        self.approval = Some(ApprovalRule::Computed(Box::new(rule), String::new()));
+        self
+    }
+
+    /// Decides per call, from its input, whether it waits for approval; `name` is what the agent's fingerprint
+    /// knows the rule by ([`Tool::approval_rule`]): give it a new name when the rule changes, and checkpoints
+    /// signed under the old rule are refused rather than resumed under the new one.
+    pub fn needs_approval_by(
+        mut self,
+        name: impl Into<String>,
+        rule: impl Fn(&Value) -> Approval + Send + Sync + 'static,
+    ) -> Self {
+        self.approval = Some(ApprovalRule::Computed(Box::new(rule), name.into()));
         self
     }
 
@@ -409,12 +449,19 @@ where
         let approval = match &self.approval {
             None => Approval::NotNeeded,
             Some(ApprovalRule::Always(a)) => *a,
-            Some(ApprovalRule::Computed(f)) => f(input),
+            Some(ApprovalRule::Computed(f, _)) => f(input),
         };
         std::future::ready(Ok(approval))
     }
     fn may_need_approval(&self) -> bool {
         self.approval.is_some()
+    }
+    fn approval_rule(&self) -> Value {
+        match &self.approval {
+            None => rule_json(Some(Approval::NotNeeded), ""),
+            Some(ApprovalRule::Always(a)) => rule_json(Some(*a), ""),
+            Some(ApprovalRule::Computed(_, name)) => rule_json(None, name),
+        }
     }
     fn on_expire(&self) -> OnExpire {
         self.on_expire

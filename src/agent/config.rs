@@ -91,6 +91,7 @@ impl AgentConfig {
             messages,
             tools: &self.rules.definitions,
             unchanged,
+            max_response_bytes: self.rules.limits.max_checkpoint_bytes,
         }
     }
 
@@ -113,15 +114,22 @@ impl AgentConfig {
     /// A fingerprint of what decides a run's approvals: instructions, tool names, input schemas (the output
     /// schema among them) and approval policies.
     fn fingerprint(&self) -> String {
+        // Each tool's approval rule by kind (and its code's name or source text): a rule tightened while a run
+        // waits makes a different agent.
         let tools: Vec<Value> = self
             .rules
             .definitions
             .iter()
             .zip(&self.rules.policies)
-            .map(|(d, p)| {
+            .enumerate()
+            .map(|(i, (d, p))| {
+                let rule = self
+                    .tools
+                    .get(i)
+                    .map_or(Value::Bool(p.may_need_approval), |t| t.approval_rule());
                 serde_json::json!({
                     "name": d.name, "inputSchema": d.input_schema,
-                    "approval": p.may_need_approval, "onExpire": p.on_expire,
+                    "approval": rule, "onExpire": p.on_expire,
                 })
             })
             .collect();

@@ -223,6 +223,10 @@ impl Tool for JsTool {
         self.spec.needs_approval != NeedsApproval::Fixed(Approval::NotNeeded)
     }
 
+    fn approval_rule(&self) -> Value {
+        self.spec.approval_rule()
+    }
+
     fn on_expire(&self) -> OnExpire {
         self.spec.on_expire
     }
