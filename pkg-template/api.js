@@ -197,13 +197,25 @@ function checkedTool(def, path) {
   if (def.schema !== undefined && def.inputSchema !== undefined) throw new ConfigError(`${path}: give schema (or its older name inputSchema), not both`);
   const field = def.inputSchema === undefined ? 'schema' : 'inputSchema';
   const inputSchema = def[field] === undefined ? undefined : compileSchema(def[field], `${path}.${field}`);
-  const text = withMember(JSON.stringify({ ...def, schema: undefined, inputSchema: undefined }, hostValues), 'inputSchema', inputSchema);
+  // A needsApproval function goes to the core with its source text, which the agent's fingerprint covers (a
+  // rule changed while a run waits makes another agent).
+  const rule = typeof def.needsApproval === 'function' ? `${HOST}\n${sourceOf(def.needsApproval)}` : def.needsApproval;
+  const text = withMember(JSON.stringify({ ...def, schema: undefined, inputSchema: undefined, needsApproval: rule }, hostValues), 'inputSchema', inputSchema);
   remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true);
   const { name, description = '', handle, needsApproval, onExpire } = def;
   const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
   CHECKED_TOOLS.add(tool);
   TOOL_TEXTS.set(tool, text);
   return tool;
+}
+
+/** A function's source text (`Function.prototype.toString`), or '' when it has none to give. */
+function sourceOf(fn) {
+  try {
+    return Function.prototype.toString.call(fn);
+  } catch {
+    return '';
+  }
 }
 
 /** The JSON text of an object with one more member, `key: value` (plain JSON), unless `value` is undefined. */
@@ -226,7 +238,7 @@ export async function mcpTools(options) {
   const { signal, fetch, ...rest } = options;
   if (fetch !== undefined && typeof fetch !== 'function') throw new ConfigError(`mcpTools(options).fetch: expected a function like fetch, got ${describe(fetch)}`);
   const listed = JSON.parse(await wasm.mcpList(JSON.stringify(rest, hostValues), signal, fetch));
-  const where = { url: rest.url, headers: rest.headers, timeoutMs: rest.timeoutMs, protocol: listed.protocol, session: listed.session ?? undefined };
+  const where = { url: rest.url, headers: rest.headers, timeoutMs: rest.timeoutMs, maxResponseBytes: rest.maxResponseBytes, protocol: listed.protocol, session: listed.session ?? undefined };
   return listed.tools.map((t) => {
     const text = JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema, mcp: { ...where, tool: t.tool } });
     wasm.checkTool(text, `mcpTools(options): tool ${JSON.stringify(t.name)}`);

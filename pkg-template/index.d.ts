@@ -1033,8 +1033,13 @@ export interface McpToolsOptions {
   headers?: Record<string, string>;
   /** Put before each tool's name (the server's names stay on the wire). */
   prefix?: string;
-  /** How long one request may take (default 60 000). */
+  /** How long one request may take (default 60 000), even through a `fetch` of your own that ignores its signal. */
   timeoutMs?: number;
+  /**
+   * The most bytes of one answer read — a JSON body, or one event of a stream (default 16 MiB). A longer one
+   * fails the request with McpError; so does JSON that would take more than 32 times its length in memory.
+   */
+  maxResponseBytes?: number;
   /** Stops the listing. */
   signal?: AbortSignal;
   /** Sends the listing's and every call's requests instead of the global `fetch` (adds auth, routes to a service binding, …). */

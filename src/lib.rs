@@ -74,7 +74,8 @@ pub use event::{CallResult, Event, EventSink};
 pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resume};
 pub use keys::{CheckpointKeys, MIN_SECRET_BYTES};
 pub use limits::{
-    DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, Limits, MAX_DEPTH_LIMIT, repair_lone_surrogates, value_depth,
+    DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, JSON_MEMORY_FACTOR, JSON_MEMORY_FLOOR, Limits, MAX_DEPTH_LIMIT,
+    UntrustedJson, parse_cost, parse_untrusted, repair_lone_surrogates, value_depth,
 };
 pub use message::{Content, ContentBlock, Message, Reasoning, Role, ToolResult, ToolUse, Usage};
 pub use model::{

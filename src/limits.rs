@@ -117,6 +117,131 @@ pub fn text_depth(text: &str) -> usize {
     deepest
 }
 
+/// How many times its length in bytes a JSON text from a server may take in memory once parsed (plus
+/// [`JSON_MEMORY_FLOOR`]). Text, and the tool listings and answers servers send, take 1–25× (64-bit; about
+/// half that in wasm32); a page of tiny objects (`[{"a":1},…]`) takes 85× — a 2.6 MB answer would hold
+/// 160 MB of memory, which a Worker isolate does not have.
+pub const JSON_MEMORY_FACTOR: usize = 32;
+
+/// What any JSON text may take in memory whatever its length (a small answer is never refused for its shape).
+pub const JSON_MEMORY_FLOOR: usize = 1024 * 1024;
+
+/// An upper estimate of the memory `serde_json::Value` takes for JSON `text`, read from its structure in one
+/// pass without allocating per value: every non-empty object one B-tree node per 5 keys (at least one), every
+/// array at least four slots and two per element, and the bytes of its strings.
+pub fn parse_cost(text: &str) -> usize {
+    let value = std::mem::size_of::<Value>();
+    let node = 11 * (std::mem::size_of::<String>() + value) + 2 * std::mem::size_of::<usize>();
+    let bytes = text.as_bytes();
+    // Whether each open container is an array (serde_json refuses nesting past 128; deeper text is refused
+    // by the parse itself, so the stack stops growing there).
+    let mut open: Vec<bool> = Vec::with_capacity(16);
+    let (mut objects, mut keys, mut arrays, mut elements, mut strings) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut i = 0usize;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        match b {
+            b'"' => {
+                let start = i;
+                loop {
+                    match bytes
+                        .get(i..)
+                        .and_then(|rest| rest.iter().position(|&c| c == b'"' || c == b'\\'))
+                    {
+                        Some(p) if bytes.get(i + p) == Some(&b'\\') => i += p + 2,
+                        Some(p) => {
+                            i += p + 1;
+                            break;
+                        }
+                        None => {
+                            i = bytes.len();
+                            break;
+                        }
+                    }
+                }
+                strings += i.saturating_sub(start);
+            }
+            b'{' => {
+                // An empty object allocates nothing.
+                if bytes.get(i..).and_then(|r| r.iter().find(|c| !c.is_ascii_whitespace())) != Some(&b'}') {
+                    objects += 1;
+                }
+                if open.len() < 256 {
+                    open.push(false);
+                }
+            }
+            b'[' => {
+                arrays += 1;
+                // A non-empty array has one element more than its commas.
+                if bytes.get(i..).and_then(|r| r.iter().find(|c| !c.is_ascii_whitespace())) != Some(&b']') {
+                    elements += 1;
+                }
+                if open.len() < 256 {
+                    open.push(true);
+                }
+            }
+            b']' | b'}' => {
+                open.pop();
+            }
+            b',' if open.last() == Some(&true) => elements += 1,
+            b':' => keys += 1,
+            _ => {}
+        }
+    }
+    (objects + keys / 5)
+        .saturating_mul(node)
+        .saturating_add(arrays.saturating_mul(4 * value))
+        .saturating_add(elements.saturating_mul(2 * value))
+        .saturating_add(strings)
+}
+
+/// Why [`parse_untrusted`] gave no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UntrustedJson {
+    /// The text would take more memory than [`JSON_MEMORY_FACTOR`] times its length: refused unread.
+    #[error("{bytes} bytes of JSON that would take about {} MB once read (more than {JSON_MEMORY_FACTOR} times their length): refused unread", .cost / 1_000_000)]
+    TooCostly {
+        /// Its length.
+        bytes: usize,
+        /// Its estimated cost ([`parse_cost`]).
+        cost: usize,
+    },
+    /// Not JSON: the parser's message.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// JSON `text` from a server (a model's answer, an MCP message, an error body) as a value, refused before
+/// parsing when it would take more memory than [`JSON_MEMORY_FACTOR`] times its length (see [`parse_cost`]).
+/// Lone surrogate escapes are repaired first, as for every JSON value the library takes in.
+///
+/// ```
+/// use resumable_agent::{parse_untrusted, UntrustedJson};
+/// assert_eq!(parse_untrusted(r#"{"a":[1]}"#)?["a"][0], 1);
+/// let tiny_objects = format!("[{}]", vec![r#"{"a":1}"#; 200_000].join(","));
+/// assert!(matches!(parse_untrusted(&tiny_objects), Err(UntrustedJson::TooCostly { .. })));
+/// # Ok::<(), UntrustedJson>(())
+/// ```
+///
+/// # Errors
+/// [`UntrustedJson`]: the text would take too much memory, or is not JSON.
+pub fn parse_untrusted(text: &str) -> Result<Value, UntrustedJson> {
+    let budget = text
+        .len()
+        .saturating_mul(JSON_MEMORY_FACTOR)
+        .saturating_add(JSON_MEMORY_FLOOR);
+    let cost = parse_cost(text);
+    if cost > budget {
+        return Err(UntrustedJson::TooCostly {
+            bytes: text.len(),
+            cost,
+        });
+    }
+    let text = repair_lone_surrogates(text);
+    serde_json::from_str(&text).map_err(|e| UntrustedJson::Invalid(e.to_string()))
+}
+
 /// True when the escape starting at `at` (a backslash) is `\ud…` or `\uD…`.
 fn is_surrogate_escape(bytes: &[u8], at: usize) -> bool {
     bytes.get(at + 1) == Some(&b'u') && matches!(bytes.get(at + 2), Some(b'd' | b'D'))

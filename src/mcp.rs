@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::model::ToolDefinition;
 use crate::provider::sse::{SseEvent, SseParser};
-use crate::provider::{BodySink, HttpClient, HttpRequest, HttpResponse};
+use crate::provider::{BodySink, BoundedBody, HttpClient, HttpRequest, HttpResponse, send_within_origin};
 use crate::tool::{InputRequest, InputRequired, PendingInput, ToolError, Unavailable};
 
 /// The protocol revision with stateless requests and multi-round-trip input (MRTR).
@@ -36,8 +36,9 @@ pub const LEGACY: &str = "2025-11-25";
 const CLIENT_INFO: (&str, &str) = ("resumable-agent", env!("CARGO_PKG_VERSION"));
 /// The most pages of `tools/list` read (a server that never stops paging is refused).
 const MAX_PAGES: usize = 100;
-/// The most bytes of one answer read.
-const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// The most bytes of one answer read, unless the server's settings say otherwise
+/// ([`McpServer::max_response_bytes`]).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Where a server is and how to reach it.
 #[derive(Clone, PartialEq)]
@@ -49,6 +50,8 @@ pub struct McpServer {
     pub headers: Vec<(String, String)>,
     /// How long one request may take.
     pub timeout: Duration,
+    /// The most bytes of one answer read (a JSON body, or one event of a stream); past it the request fails.
+    pub max_response_bytes: usize,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -60,6 +63,7 @@ impl std::fmt::Debug for McpServer {
                 &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
             )
             .field("timeout", &self.timeout)
+            .field("max_response_bytes", &self.max_response_bytes)
             .finish()
     }
 }
@@ -71,7 +75,15 @@ impl McpServer {
             url: url.into(),
             headers: Vec::new(),
             timeout: Duration::from_secs(60),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
+    }
+
+    /// Reads at most `bytes` of one answer (a JSON body, or one event of a stream).
+    #[must_use]
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
     }
 
     /// Sends `name: value` with every request.
@@ -216,8 +228,17 @@ impl<H: HttpClient> McpClient<H> {
             .clone()
     }
 
+    /// `text` without anything the program gave that may be a credential: the server's header values (a
+    /// bearer token whole or in pieces), the user and password of its URL, its query values. A server may echo
+    /// them in an error, which goes on to the checkpoint, the events, the error and the model.
+    fn scrub(&self, text: &str) -> String {
+        let secrets = crate::provider::secrets_in(&self.server.headers, &self.server.url);
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).filter(|s| s.len() >= 6).collect();
+        crate::provider::redact_userinfo(&crate::provider::redact_fragments(text, &secrets))
+    }
+
     fn unavailable(&self, status: Option<u16>, message: impl Into<String>) -> Unavailable {
-        let message = message.into();
+        let message = self.scrub(&message.into());
         // A transport's failure names the host, which the error names already.
         let bare = crate::provider::host_of(&self.server.url);
         let message = message
@@ -234,7 +255,7 @@ impl<H: HttpClient> McpClient<H> {
             .post(&modern, &self.request("server/discover", Map::new(), &modern), None)
             .await?;
         if (200..300).contains(&probe.0.status) {
-            if let Ok(Reply::Result(r)) = self.reply(&probe.0, &probe.1, "server/discover") {
+            if let Ok(Reply::Result(r)) = self.reply(&probe.0, probe.1, "server/discover") {
                 let offered = r.get("supportedVersions").and_then(Value::as_array);
                 if offered.is_some_and(|v| v.iter().any(|v| v.as_str() == Some(MODERN))) {
                     return Ok(modern);
@@ -262,7 +283,7 @@ impl<H: HttpClient> McpClient<H> {
         if !(200..300).contains(&response.status) {
             return Err(self.refused(&response));
         }
-        let Reply::Result(result) = self.reply(&response, &body, "initialize")? else {
+        let Reply::Result(result) = self.reply(&response, body, "initialize")? else {
             return Err(self.unavailable(
                 Some(response.status),
                 "initialize: the server asked a question instead of answering",
@@ -338,12 +359,26 @@ impl<H: HttpClient> McpClient<H> {
         let resumed = input.filter(|p| !p.responses.is_empty());
         // A paused call's state (its requestState, a 2025 session) goes back only to the server that asked: a
         // checkpoint moved to an agent whose tool of that name is another server's is refused, nothing sent.
-        if let Some(asked) = resumed.and_then(|p| p.state.get("server")).and_then(Value::as_str) {
-            let here = origin(&self.server.url);
-            if asked != here {
+        // The same URL, path included (two servers share an origin behind a gateway); a state written before
+        // the path was recorded names the origin only.
+        if let Some(state) = resumed.map(|p| &p.state) {
+            let asked = state.get("server").and_then(Value::as_str);
+            let same = match state.get("endpoint").and_then(Value::as_str) {
+                Some(endpoint) => endpoint == endpoint_of(&self.server.url),
+                None => asked.is_none_or(|asked| asked == origin(&self.server.url)),
+            };
+            if !same {
                 return Err(ToolError::Unavailable(self.unavailable(
                     None,
-                    format!("the paused call was asked by {asked}, not this server: its answers were not sent here"),
+                    format!(
+                        "the paused call was asked by {}{}, not this server: its answers were not sent here",
+                        asked.unwrap_or("another server"),
+                        if asked == Some(origin(&self.server.url).as_str()) {
+                            " at another path"
+                        } else {
+                            ""
+                        }
+                    ),
                 )));
             }
         }
@@ -381,6 +416,7 @@ impl<H: HttpClient> McpClient<H> {
         if let Err(ToolError::Input(input)) = &mut outcome {
             if let Some(state) = input.state.as_object_mut() {
                 state.insert("server".into(), origin(&self.server.url).into());
+                state.insert("endpoint".into(), endpoint_of(&self.server.url).into());
             }
         }
         outcome
@@ -388,9 +424,12 @@ impl<H: HttpClient> McpClient<H> {
 
     fn outcome_of(&self, era: &Era, reply: Reply, call: Value) -> Result<String, ToolError> {
         match reply {
-            Reply::Result(result) => call_result(&result),
+            Reply::Result(result) => call_result(&result).map_err(|e| match e {
+                ToolError::Failed(text) => ToolError::Failed(self.scrub(&text)),
+                other => other,
+            }),
             // The server refused the call itself (an unknown tool, arguments it does not take): the model reads why.
-            Reply::Refused(message) => Err(ToolError::Failed(message)),
+            Reply::Refused(message) => Err(ToolError::Failed(self.scrub(&message))),
             Reply::Asks {
                 request,
                 id,
@@ -468,14 +507,13 @@ impl<H: HttpClient> McpClient<H> {
         if let Era::Modern(_) = era {
             headers.push(("mcp-method".into(), "notifications/cancelled".into()));
         }
-        let request = HttpRequest {
-            method: "POST",
-            url: self.server.url.clone(),
+        let request = HttpRequest::post(
+            self.server.url.clone(),
             headers,
-            body: note.to_string(),
-            timeout: self.server.timeout.min(Duration::from_secs(5)),
-        };
-        let _ = notifier.send(request).await;
+            note.to_string(),
+            self.server.timeout.min(Duration::from_secs(5)),
+        );
+        let _ = send_within_origin(notifier, request, None).await;
     }
 
     /// A JSON-RPC request with a fresh id.
@@ -530,7 +568,7 @@ impl<H: HttpClient> McpClient<H> {
             }
             return Err(self.refused(&response));
         }
-        Ok((self.reply(&response, &body, method)?, id))
+        Ok((self.reply(&response, body, method)?, id))
     }
 
     /// POSTs `message` (a request, notification or response), reading the answer's stream until the reply to
@@ -549,17 +587,15 @@ impl<H: HttpClient> McpClient<H> {
                 headers.push(("mcp-name".into(), name.to_owned()));
             }
         }
-        let request = HttpRequest {
-            method: "POST",
-            url: self.server.url.clone(),
+        let mut request = HttpRequest::post(
+            self.server.url.clone(),
             headers,
-            body: message.to_string(),
-            timeout: self.server.timeout,
-        };
-        let mut answer = Answer::new(message.get("id").cloned());
-        let response = self
-            .http
-            .send_streaming(request, &mut answer)
+            message.to_string(),
+            self.server.timeout,
+        );
+        request.max_response_bytes = self.server.max_response_bytes;
+        let mut answer = Answer::new(message.get("id").cloned(), self.server.max_response_bytes);
+        let response = send_within_origin(&self.http, request, Some(&mut answer))
             .await
             .map_err(|e| self.unavailable(None, e))?;
         Ok((response, answer))
@@ -572,17 +608,11 @@ impl<H: HttpClient> McpClient<H> {
         headers.retain(|(k, _)| k != "accept");
         headers.push(("accept".into(), "text/event-stream".into()));
         headers.push(("last-event-id".into(), last_event.to_owned()));
-        let request = HttpRequest {
-            method: "GET",
-            url: self.server.url.clone(),
-            headers,
-            body: String::new(),
-            timeout: self.server.timeout,
-        };
-        let mut answer = Answer::new(Some(id.clone()));
-        let response = self
-            .http
-            .send_streaming(request, &mut answer)
+        let mut request =
+            HttpRequest::post(self.server.url.clone(), headers, String::new(), self.server.timeout).into_get();
+        request.max_response_bytes = self.server.max_response_bytes;
+        let mut answer = Answer::new(Some(id.clone()), self.server.max_response_bytes);
+        let response = send_within_origin(&self.http, request, Some(&mut answer))
             .await
             .map_err(|e| self.unavailable(None, e))?;
         Ok((response, answer))
@@ -607,7 +637,7 @@ impl<H: HttpClient> McpClient<H> {
     /// The error of an HTTP answer that is not a success: its status and the start of what it said (a
     /// JSON-RPC error's message when it is one).
     fn refused(&self, response: &HttpResponse) -> Unavailable {
-        let said = serde_json::from_str::<Value>(&response.body)
+        let said = crate::limits::parse_untrusted(&response.body)
             .ok()
             .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or_else(|| response.body.chars().take(200).collect());
@@ -617,8 +647,6 @@ impl<H: HttpClient> McpClient<H> {
             404 => "has no MCP endpoint at this URL, or dropped the session",
             _ => "answered with an HTTP error",
         };
-        let secrets: Vec<&str> = self.server.headers.iter().map(|(_, v)| v.as_str()).collect();
-        let said = crate::provider::redact_fragments(&said, &secrets);
         self.unavailable(
             Some(status),
             format!(
@@ -633,7 +661,7 @@ impl<H: HttpClient> McpClient<H> {
     }
 
     /// The reply to `method` in `answer`.
-    fn reply(&self, response: &HttpResponse, answer: &Answer, method: &str) -> Result<Reply, Unavailable> {
+    fn reply(&self, response: &HttpResponse, mut answer: Answer, method: &str) -> Result<Reply, Unavailable> {
         if let Some(problem) = &answer.problem {
             return Err(self.unavailable(Some(response.status), format!("{method}: {problem}")));
         }
@@ -824,27 +852,34 @@ fn capabilities() -> Value {
 
 /// The message of a JSON-RPC error body, with its code.
 fn rpc_error(body: &str) -> Option<String> {
-    let v: Value = serde_json::from_str(body).ok()?;
+    let v: Value = crate::limits::parse_untrusted(body).ok()?;
     let e = v.get("error")?;
     let message = e.get("message")?.as_str()?;
     let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
     Some(format!("{message} (JSON-RPC error {code})"))
 }
 
-/// `scheme://host:port` of `url`: what errors and `Debug` name (never a path, query or credential).
-pub(crate) fn origin(url: &str) -> String {
-    let host = crate::provider::host_of(url);
-    match url.split_once("://") {
-        Some((scheme, _)) => format!("{scheme}://{host}"),
-        None => host.to_owned(),
-    }
+pub(crate) use crate::provider::origin;
+
+/// What names a server's endpoint in a paused call's state: a fingerprint of its origin and path (not the path
+/// itself, which may hold a token; not the query, whose key may be rotated while a call waits).
+fn endpoint_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = rest
+        .find(['/', '\\'])
+        .map_or("", |at| rest.get(at..).unwrap_or_default());
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let path = if path.is_empty() { "/" } else { path };
+    crate::keys::fingerprint(&Value::String(format!("{}{path}", origin(url))))
 }
 
 /// An answer's body as it arrives: one JSON message, or an event stream read until the reply to request `id`
 /// (or a request for input) — then the rest is not wanted.
 struct Answer {
     id: Option<Value>,
-    bytes: Vec<u8>,
+    /// The most bytes of a JSON body, or of one event, kept.
+    limit: usize,
+    bytes: BoundedBody,
     sse: Option<SseParser>,
     events: Vec<SseEvent>,
     found: Option<Reply>,
@@ -852,10 +887,11 @@ struct Answer {
 }
 
 impl Answer {
-    fn new(id: Option<Value>) -> Self {
+    fn new(id: Option<Value>, limit: usize) -> Self {
         Answer {
             id,
-            bytes: Vec::new(),
+            limit,
+            bytes: BoundedBody::new(limit),
             sse: None,
             events: Vec::new(),
             found: None,
@@ -863,22 +899,22 @@ impl Answer {
         }
     }
 
-    /// The reply: found in the stream, or the whole JSON body.
-    fn reply(&self) -> Option<Result<Reply, String>> {
+    /// The reply: found in the stream, or the whole JSON body (taken out of it).
+    fn reply(&mut self) -> Option<Result<Reply, String>> {
         if let Some(r) = &self.found {
             return Some(Ok(r.clone()));
         }
-        if self.sse.is_some() || self.bytes.iter().all(u8::is_ascii_whitespace) {
+        if self.sse.is_some() || self.bytes.first_non_space().is_none() {
             return None;
         }
         // Through `from_str`, the reader the rest of the library uses (`from_slice` would add a second copy of
         // serde_json's parser to the .wasm).
-        let text = String::from_utf8_lossy(&self.bytes);
-        let message: Value = match serde_json::from_str(&text) {
+        let text = crate::provider::text_of(std::mem::replace(&mut self.bytes, BoundedBody::new(0)).joined());
+        let message: Value = match crate::limits::parse_untrusted(&text) {
             Ok(v) => v,
-            Err(e) => return Some(Err(format!("the answer is not JSON: {e}"))),
+            Err(e) => return Some(Err(format!("the answer could not be read: {e}"))),
         };
-        let mut probe = Answer::new(self.id.clone());
+        let mut probe = Answer::new(self.id.clone(), self.limit);
         probe.message(message, None);
         probe.found.map(Ok)
     }
@@ -913,18 +949,20 @@ impl Answer {
 impl BodySink for Answer {
     fn chunk(&mut self, bytes: &[u8]) -> bool {
         if self.sse.is_none() {
-            if self.bytes.len() + bytes.len() > MAX_BODY_BYTES {
-                self.problem = Some(format!("the answer is longer than {MAX_BODY_BYTES} bytes"));
+            if !self.bytes.chunk(bytes) {
+                self.problem = Some(format!(
+                    "the answer is longer than {} bytes (maxResponseBytes): the rest was not read",
+                    self.limit
+                ));
                 return false;
             }
-            self.bytes.extend_from_slice(bytes);
             // A JSON body starts with `{` or `[`; anything else is an event stream.
-            match self.bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+            match self.bytes.first_non_space() {
                 Some(b'{' | b'[') | None => return true,
                 Some(_) => {}
             }
-            let start = std::mem::take(&mut self.bytes);
-            self.sse = Some(SseParser::default());
+            let start = std::mem::replace(&mut self.bytes, BoundedBody::new(0)).joined();
+            self.sse = Some(SseParser::with_limit(self.limit));
             return self.events_from(&start);
         }
         self.events_from(bytes)
@@ -943,8 +981,14 @@ impl Answer {
             if event.data.trim().is_empty() {
                 continue;
             }
-            let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
-                continue;
+            let message = match crate::limits::parse_untrusted(&event.data) {
+                Ok(message) => message,
+                // An event too large to read may be the reply itself: the call fails rather than waiting on.
+                Err(e @ crate::limits::UntrustedJson::TooCostly { .. }) => {
+                    self.problem = Some(format!("an event of the answer: {e}"));
+                    return false;
+                }
+                Err(_) => continue,
             };
             if self.message(message, event.id.clone()) {
                 return false;

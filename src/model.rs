@@ -47,6 +47,10 @@ pub struct ModelRequest<'a> {
     /// JS objects, a provider's body) can keep what it converted before and convert only the rest.
     #[serde(skip)]
     pub unchanged: usize,
+    /// The most bytes of an answer worth reading: the agent's `maxCheckpointBytes` (an answer larger than a
+    /// checkpoint may be could not be kept). A model over HTTP stops reading there and fails the call.
+    #[serde(skip)]
+    pub max_response_bytes: usize,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -57,6 +61,7 @@ impl<'a> ModelRequest<'a> {
             messages,
             tools,
             unchanged: 0,
+            max_response_bytes: crate::limits::DEFAULT_MAX_CHECKPOINT_BYTES,
         }
     }
 
@@ -557,6 +562,9 @@ fn stopped_message(reason: &StopReason, text: &str) -> String {
         StopReason::ContentFilter => "the provider's content filter stopped the model's answer (content_filter)".to_owned(),
         StopReason::Recitation => "the provider stopped the model's answer for reciting its training data (recitation)".to_owned(),
         StopReason::PromptBlocked => "the provider blocked the prompt, so the model wrote nothing (prompt_blocked)".to_owned(),
-        other => format!("the model stopped ({})", other.as_str()),
+        other => format!(
+            "the model's answer ended abnormally ({}), so none of it was kept and no tool call of it ran",
+            other.as_str()
+        ),
     }
 }

@@ -149,13 +149,14 @@ impl Anthropic {
             headers.push(("anthropic-dangerous-direct-browser-access".into(), "true".into()));
         }
         headers.extend(self.headers.iter().cloned());
-        HttpRequest {
-            method: "POST",
-            url: join_url(&self.base_url, "v1/messages"),
+        let mut http = HttpRequest::post(
+            join_url(&self.base_url, "v1/messages"),
             headers,
-            body: Value::Object(body).to_string(),
-            timeout: self.timeout,
-        }
+            Value::Object(body).to_string(),
+            self.timeout,
+        );
+        http.max_response_bytes = request.max_response_bytes;
+        http
     }
 }
 
@@ -408,7 +409,7 @@ fn block_stop(stream: &mut StreamedBody, index: usize) {
         let input = if partial.is_empty() {
             json!({})
         } else {
-            serde_json::from_str(&partial).unwrap_or(Value::String(partial))
+            crate::limits::parse_untrusted(&partial).unwrap_or(Value::String(partial))
         };
         block.insert("input".into(), input);
     }

@@ -18,15 +18,11 @@ extern "C" {
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(callback: &js_sys::Function, ms: f64) -> JsValue;
 
+    // Every member of what a `fetch` answers is reached through `catch`: a `fetch` of the program's own may
+    // answer anything, and a JS exception thrown through wasm would lose the instance.
     type FetchResponse;
-    #[wasm_bindgen(method, getter)]
-    fn status(this: &FetchResponse) -> u16;
-    #[wasm_bindgen(method, getter)]
-    fn headers(this: &FetchResponse) -> FetchHeaders;
     #[wasm_bindgen(method, catch)]
     fn text(this: &FetchResponse) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(method, getter)]
-    fn body(this: &FetchResponse) -> Option<ReadableStream>;
 
     type ReadableStream;
     #[wasm_bindgen(method, js_name = getReader, catch)]
@@ -35,12 +31,12 @@ extern "C" {
     type StreamReader;
     #[wasm_bindgen(method, catch)]
     fn read(this: &StreamReader) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(method)]
-    fn cancel(this: &StreamReader) -> Promise;
+    #[wasm_bindgen(method, catch)]
+    fn cancel(this: &StreamReader) -> Result<Promise, JsValue>;
 
     type FetchHeaders;
-    #[wasm_bindgen(method)]
-    fn get(this: &FetchHeaders, name: &str) -> Option<String>;
+    #[wasm_bindgen(method, catch)]
+    fn get(this: &FetchHeaders, name: &str) -> Result<JsValue, JsValue>;
 
     type AbortController;
     #[wasm_bindgen(constructor, catch)]
@@ -117,14 +113,11 @@ impl HttpClient for FetchClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
         async move {
             let (response, timer) = self.fetch(&request).await?;
-            let failed = |e: JsValue| failure(&request, timer.as_ref(), self, &message(&e));
-            let body = JsFuture::from(response.text().map_err(failed)?).await.map_err(failed)?;
-            Ok(HttpResponse::new(
-                response.status(),
-                response.headers().get("retry-after"),
-                body.as_string().unwrap_or_default(),
-            )
-            .with_headers(read_headers(&response)))
+            let failed = |e: String| failure(&request, timer.as_ref(), self, &e);
+            let limit = response.body_limit(&request);
+            let deadline = timer.as_ref().map(|t| &t.deadline);
+            let (body, truncated) = response.read_text(limit, deadline).await.map_err(failed)?;
+            Ok(response.into_http(body).cut(truncated))
         }
     }
 
@@ -135,24 +128,24 @@ impl HttpClient for FetchClient {
     ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
         async move {
             let (response, timer) = self.fetch(&request).await?;
-            let failed = |e: JsValue| failure(&request, timer.as_ref(), self, &message(&e));
-            let status = response.status();
-            let retry_after = response.headers().get("retry-after");
-            let headers = read_headers(&response);
-            let stream = match response.body() {
-                Some(stream) if (200..300).contains(&status) => stream,
+            let failed = |e: String| failure(&request, timer.as_ref(), self, &e);
+            let deadline = timer.as_ref().map(|t| &t.deadline);
+            let ok = (200..300).contains(&response.status);
+            let stream = match &response.stream {
+                Some(stream) if ok => stream,
                 _ => {
-                    let text = JsFuture::from(response.text().map_err(failed)?).await.map_err(failed)?;
-                    return Ok(
-                        HttpResponse::new(status, retry_after, text.as_string().unwrap_or_default())
-                            .with_headers(headers),
-                    );
+                    let limit = response.body_limit(&request);
+                    let (text, truncated) = response.read_text(limit, deadline).await.map_err(failed)?;
+                    if ok {
+                        // A Response of the program's own without a body stream: its text, as one piece.
+                        body.chunk(text.as_bytes());
+                        return Ok(response.into_http(String::new()).cut(truncated));
+                    }
+                    return Ok(response.into_http(text).cut(truncated));
                 }
             };
-            read_stream(&stream, body)
-                .await
-                .map_err(|broken| failure(&request, timer.as_ref(), self, &broken))?;
-            Ok(HttpResponse::new(status, retry_after, String::new()).with_headers(headers))
+            read_stream(stream, body, deadline).await.map_err(failed)?;
+            Ok(response.into_http(String::new()))
         }
     }
 
@@ -171,29 +164,129 @@ impl HttpClient for FetchClient {
     }
 }
 
-/// The headers of [`super::READ_HEADERS`] the response has.
-fn read_headers(response: &FetchResponse) -> Vec<(String, String)> {
-    let headers = response.headers();
-    super::READ_HEADERS
-        .iter()
-        .filter_map(|name| headers.get(name).map(|v| ((*name).to_owned(), v)))
-        .collect()
+/// What a `fetch` answered, checked to be a Response (by its members: a polyfill's Response counts) before
+/// anything of it is used.
+struct Answered {
+    status: u16,
+    retry_after: Option<String>,
+    headers: Vec<(String, String)>,
+    /// Its body as a stream, when it has one.
+    stream: Option<JsValue>,
+    response: FetchResponse,
 }
 
-/// Reads a `ReadableStream` of bytes into `body` until it ends or `body` has enough (then cancels it).
+impl Answered {
+    /// `value` as a response, or what it is instead.
+    fn read(value: JsValue) -> Result<Self, String> {
+        let not_a_response = |what: &str| format!("fetch answered {what}, not a Response");
+        if !value.is_object() {
+            return Err(not_a_response(&describe(&value)));
+        }
+        let member = |name: &str| Reflect::get(&value, &name.into()).unwrap_or(JsValue::UNDEFINED);
+        let status = member("status")
+            .as_f64()
+            .filter(|s| s.fract() == 0.0 && (0.0..1000.0).contains(s))
+            .ok_or_else(|| not_a_response("an object without a numeric status"))?;
+        let headers = member("headers");
+        if !Reflect::get(&headers, &"get".into()).is_ok_and(|g| g.is_function()) {
+            return Err(not_a_response("an object without headers.get()"));
+        }
+        let headers: FetchHeaders = headers.unchecked_into();
+        let header = |name: &str| headers.get(name).ok().and_then(|v| v.as_string());
+        let stream =
+            Some(member("body")).filter(|b| Reflect::get(b, &"getReader".into()).is_ok_and(|g| g.is_function()));
+        if stream.is_none() && !member("text").is_function() {
+            return Err(not_a_response("an object without a body or text()"));
+        }
+        Ok(Answered {
+            status: status as u16,
+            retry_after: header("retry-after"),
+            headers: super::READ_HEADERS
+                .iter()
+                .filter_map(|name| header(name).map(|v| ((*name).to_owned(), v)))
+                .collect(),
+            stream,
+            response: value.unchecked_into(),
+        })
+    }
+
+    /// How much of this answer's body `request` reads.
+    fn body_limit(&self, request: &HttpRequest) -> usize {
+        if (200..300).contains(&self.status) {
+            request.max_response_bytes
+        } else {
+            super::MAX_ERROR_BODY_BYTES
+        }
+    }
+
+    /// The body as text, at most `limit` bytes of it (and whether there was more), before `deadline` rejects.
+    async fn read_text(&self, limit: usize, deadline: Option<&Promise>) -> Result<(String, bool), String> {
+        let mut bytes = super::BoundedBody::new(limit);
+        match &self.stream {
+            Some(stream) => read_stream(stream, &mut bytes, deadline).await?,
+            None => {
+                let text = self.response.text().map_err(|e| message(&e))?;
+                let text = JsFuture::from(race(text, deadline)).await.map_err(|e| message(&e))?;
+                let text: js_sys::JsString = text.dyn_into().map_err(|_| "text() did not give a string".to_owned())?;
+                // Cut in JS before copying into wasm: a UTF-16 unit is at most 3 bytes of UTF-8.
+                let text = if text.length() as usize > limit {
+                    text.slice(0, limit as u32)
+                } else {
+                    text
+                };
+                bytes.chunk(String::from(text).as_bytes());
+            }
+        }
+        let truncated = bytes.truncated();
+        Ok((super::text_of(bytes.joined()), truncated))
+    }
+
+    fn into_http(self, body: String) -> HttpResponse {
+        HttpResponse::new(self.status, self.retry_after, body).with_headers(self.headers)
+    }
+}
+
+/// `value` in a few words, for an error (never its contents).
+fn describe(value: &JsValue) -> String {
+    if value.is_undefined() {
+        "undefined".to_owned()
+    } else if value.is_null() {
+        "null".to_owned()
+    } else {
+        value
+            .js_typeof()
+            .as_string()
+            .map_or_else(|| "a value".to_owned(), |t| format!("a {t}"))
+    }
+}
+
+/// `promise`, unless `deadline` rejects first.
+fn race(promise: Promise, deadline: Option<&Promise>) -> Promise {
+    match deadline {
+        Some(deadline) => Promise::race(&js_sys::Array::of2(&promise, deadline)),
+        None => promise,
+    }
+}
+
+/// Reads a `ReadableStream` of bytes into `body` until it ends or `body` has enough (then cancels it), each
+/// read raced against `deadline` (so a stream that never ends holds nothing past the request's timeout).
 ///
 /// # Errors
-/// The stream's error (a broken connection), as a message.
-pub(crate) async fn read_stream(stream: &JsValue, body: &mut dyn BodySink) -> Result<(), String> {
+/// The stream's error (a broken connection), or the deadline's, as a message.
+pub(crate) async fn read_stream(
+    stream: &JsValue,
+    body: &mut dyn BodySink,
+    deadline: Option<&Promise>,
+) -> Result<(), String> {
     let stream: &ReadableStream = stream.unchecked_ref();
     let reader = stream.get_reader().map_err(|e| message(&e))?;
-    // Cancels the body when this future ends early (dropped, or the sink has enough).
+    // Cancels the body when this future ends early (dropped, the sink has enough, the deadline passed).
     let mut reader = CancelOnDrop(reader, true);
     loop {
-        let read = JsFuture::from(reader.0.read().map_err(|e| message(&e))?).await;
+        let read = JsFuture::from(race(reader.0.read().map_err(|e| message(&e))?, deadline)).await;
         let next = read.map_err(|e| {
-            // A broken body is already closed: cancelling it would only reject.
-            reader.1 = false;
+            // A broken body is already closed (cancelling it would only reject); one past the deadline may not be.
+            reader.1 = deadline.is_some();
             message(&e)
         })?;
         if Reflect::get(&next, &"done".into()).ok().and_then(|d| d.as_bool()) == Some(true) {
@@ -201,11 +294,28 @@ pub(crate) async fn read_stream(stream: &JsValue, body: &mut dyn BodySink) -> Re
             return Ok(());
         }
         let value = Reflect::get(&next, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+        if !value.is_object() {
+            return Err(format!("the body's stream gave {} instead of bytes", describe(&value)));
+        }
         let bytes = js_sys::Uint8Array::new(&value).to_vec();
         if !body.chunk(&bytes) {
             return Ok(());
         }
     }
+}
+
+thread_local! {
+    /// One do-nothing rejection handler for every promise whose failure is nobody's concern (made once: a
+    /// closure per promise would be kept until called, and these are never called when all goes well).
+    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {});
+}
+
+/// Handles `promise`'s rejection by ignoring it (a cancelled stream that had already failed rejects; an
+/// unhandled rejection ends a Node process).
+fn ignore_rejection(promise: &Promise) {
+    IGNORE.with(|f| {
+        let _ = promise.catch(f);
+    });
 }
 
 /// A body reader cancelled when dropped while its body is still open (the flag).
@@ -214,7 +324,9 @@ struct CancelOnDrop(StreamReader, bool);
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if self.1 {
-            let _ = self.0.cancel();
+            if let Ok(cancelled) = self.0.cancel() {
+                ignore_rejection(&cancelled);
+            }
         }
     }
 }
@@ -226,6 +338,9 @@ impl Drop for CancelOnDrop {
 /// returns to its event loop between requests (a tight `await` loop) does not let go.
 struct AbortTimer {
     signal: JsValue,
+    /// Rejects when `signal` aborts: raced against every step of the request, so that a `fetch` of the
+    /// program's own that ignores the signal still ends at the deadline.
+    deadline: Promise,
     id: JsValue,
     /// `(signal, listener)` added to the client's signals, removed on drop.
     listening: Vec<(JsValue, js_sys::Function)>,
@@ -249,8 +364,18 @@ impl AbortTimer {
                 listening.push((signal.clone(), abort.clone()));
             }
         }
+        let signal = controller.signal();
+        let deadline = Promise::new(&mut |_, reject| {
+            if let Some(add) = Reflect::get(&signal, &"addEventListener".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            {
+                let _ = add.call2(&signal, &"abort".into(), &reject);
+            }
+        });
         Some(AbortTimer {
-            signal: controller.signal(),
+            signal,
+            deadline,
             id,
             listening,
         })
@@ -274,7 +399,7 @@ impl Drop for AbortTimer {
 impl FetchClient {
     /// Starts `request`: the response once its headers arrived, and the timer that aborts it (keep it
     /// until the body is read).
-    async fn fetch(&self, request: &HttpRequest) -> Result<(FetchResponse, Option<AbortTimer>), String> {
+    async fn fetch(&self, request: &HttpRequest) -> Result<(Answered, Option<AbortTimer>), String> {
         {
             let headers = Object::new();
             for (k, v) in &request.headers {
@@ -283,6 +408,9 @@ impl FetchClient {
             let init = Object::new();
             let _ = Reflect::set(&init, &"method".into(), &request.method.into());
             let _ = Reflect::set(&init, &"headers".into(), &headers);
+            // Redirects come back to the library, which follows only those within the origin
+            // (`send_within_origin`): fetch would carry the credentials in the headers to any other.
+            let _ = Reflect::set(&init, &"redirect".into(), &"manual".into());
             if request.method == "POST" {
                 let _ = Reflect::set(&init, &"body".into(), &request.body.as_str().into());
             }
@@ -299,7 +427,9 @@ impl FetchClient {
                 None => global_fetch(&request.url, &init).map(JsValue::from),
             };
             let started = Promise::resolve(&started.map_err(failed)?);
-            let response: FetchResponse = JsFuture::from(started).await.map_err(failed)?.unchecked_into();
+            let deadline = timer.as_ref().map(|t| &t.deadline);
+            let answered = JsFuture::from(race(started, deadline)).await.map_err(failed)?;
+            let response = Answered::read(answered).map_err(|e| failure(request, timer.as_ref(), self, &e))?;
             Ok((response, timer))
         }
     }

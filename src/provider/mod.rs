@@ -101,7 +101,43 @@ pub struct HttpRequest {
     pub body: String,
     /// Give up after this long.
     pub timeout: Duration,
+    /// The most bytes of a 2xx body read; past it the client stops reading and reports the answer
+    /// [`HttpResponse::truncated`]. Other answers are read up to [`MAX_ERROR_BODY_BYTES`] (only their start is
+    /// shown), so no answer grows memory past what the caller set.
+    pub max_response_bytes: usize,
 }
+
+impl HttpRequest {
+    /// A JSON `POST` of `body` to `url` with `headers`, given up after `timeout`, whose answer may be up to
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`] long.
+    pub fn post(url: impl Into<String>, headers: Vec<(String, String)>, body: String, timeout: Duration) -> Self {
+        HttpRequest {
+            method: "POST",
+            url: url.into(),
+            headers,
+            body,
+            timeout,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
+
+    /// The same request as a `GET` (no body).
+    #[must_use]
+    pub fn into_get(mut self) -> Self {
+        self.method = "GET";
+        self.body = String::new();
+        self
+    }
+}
+
+/// How much of a 2xx answer is read when the caller does not say (16 MiB).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How much of an answer that is not a success is read: its start says what went wrong (64 KiB).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// The most redirects within one origin followed for one request.
+pub const MAX_REDIRECTS: usize = 5;
 
 /// One HTTP response.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,12 +149,15 @@ pub struct HttpResponse {
     pub retry_after: Option<String>,
     /// Body text.
     pub body: String,
-    /// The headers an MCP client reads (`mcp-session-id`, `content-type`), names in lower case.
+    /// The headers an MCP client reads (`mcp-session-id`, `content-type`) and `location`, names in lower case.
     pub headers: Vec<(String, String)>,
+    /// True when the body went on past what the request allowed ([`HttpRequest::max_response_bytes`] for a
+    /// 2xx answer, else [`MAX_ERROR_BODY_BYTES`]): `body` is its start only.
+    pub truncated: bool,
 }
 
 /// The response headers an [`HttpClient`] reports in [`HttpResponse::headers`].
-pub const READ_HEADERS: &[&str] = &["mcp-session-id", "content-type"];
+pub const READ_HEADERS: &[&str] = &["mcp-session-id", "content-type", "location"];
 
 impl HttpResponse {
     /// A response.
@@ -128,7 +167,15 @@ impl HttpResponse {
             retry_after,
             body,
             headers: Vec::new(),
+            truncated: false,
         }
+    }
+
+    /// The same response, marked as cut at the request's limit ([`HttpResponse::truncated`]).
+    #[must_use]
+    pub fn cut(mut self, truncated: bool) -> Self {
+        self.truncated = truncated;
+        self
     }
 
     /// The same response with these headers (see [`READ_HEADERS`]).
@@ -151,6 +198,12 @@ pub trait BodySink: MaybeSend {
 }
 
 /// Sends requests and waits; the only I/O a provider does.
+///
+/// A client does not follow redirects (it answers the 3xx, with its `location`): the library follows those
+/// that stay on the request's origin and refuses the others ([`send_within_origin`]), since its requests carry
+/// credentials that `fetch` would send on to another origin. It reads at most the request's
+/// [`HttpRequest::max_response_bytes`] of a 2xx body and [`MAX_ERROR_BODY_BYTES`] of any other, setting
+/// [`HttpResponse::truncated`] when there was more.
 pub trait HttpClient: MaybeSend + MaybeSync {
     /// Sends `request`. `Err` is a network failure or a timeout, with a message.
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend;
@@ -261,10 +314,9 @@ pub trait WireFormat: MaybeSend + MaybeSync {
 
 /// The JSON of an event's data, or an error naming the provider.
 pub(crate) fn event_json(provider: &str, event: &SseEvent) -> Result<Value, ModelError> {
-    let text = crate::limits::repair_lone_surrogates(&event.data);
-    serde_json::from_str(&text).map_err(|e| ModelError::InvalidResponse {
+    crate::limits::parse_untrusted(&event.data).map_err(|e| ModelError::InvalidResponse {
         path: String::new(),
-        problem: format!("{provider} streamed an event that is not JSON: {e}"),
+        problem: format!("{provider} streamed an event that could not be read: {e}"),
     })
 }
 
@@ -278,6 +330,8 @@ struct StreamReader<'s, W> {
     error: Option<ModelError>,
     /// Deltas may have been shown: a retry must say so.
     started: bool,
+    /// How many more bytes of the stream may be read (the request's `max_response_bytes`).
+    left: usize,
 }
 
 impl<W: WireFormat> StreamReader<'_, W> {
@@ -298,6 +352,18 @@ impl<W: WireFormat> BodySink for StreamReader<'_, W> {
         if self.error.is_some() {
             return false;
         }
+        let Some(left) = self.left.checked_sub(bytes.len()) else {
+            self.error = Some(ModelError::InvalidResponse {
+                path: String::new(),
+                problem: format!(
+                    "{} streamed {}",
+                    self.wire.name(),
+                    too_long_problem(self.parser.limit())
+                ),
+            });
+            return false;
+        };
+        self.left = left;
         if let Err(problem) = self.parser.push(bytes, &mut self.events) {
             self.error = Some(ModelError::InvalidResponse {
                 path: String::new(),
@@ -375,7 +441,7 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
     /// of one at least [`MIN_FRAGMENT`] bytes long (a server that echoes `sk-proj-abcdefgh…wxyz`) — then cut to
     /// a readable length (in that order, so no prefix of a secret survives the cut).
     fn redact(&self, request: &HttpRequest, text: &str) -> String {
-        let mut secrets = secrets_of(request);
+        let mut secrets = secrets_in(&request.headers, &request.url);
         secrets.push(self.secret.clone());
         let secrets: Vec<&str> = secrets
             .iter()
@@ -408,10 +474,124 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
     }
 }
 
+/// Sends `request` through `client` (its 2xx body into `sink` when one is given), following redirects that
+/// stay on the request's origin, at most [`MAX_REDIRECTS`], with the same method, headers and body. A redirect to
+/// another origin is not followed: the request carries credentials (`x-api-key`, `x-goog-api-key`, an MCP
+/// server's headers, the body itself) that `fetch` would send on, as it strips only `authorization` and
+/// `cookie`. It comes back as the 3xx answer, whose body says where it led; so does a redirect whose target
+/// the host hides (a browser's opaque redirect, status 0) and one redirect too many.
+///
+/// # Errors
+/// The client's: a network failure or a timeout.
+pub(crate) async fn send_within_origin<C: HttpClient>(
+    client: &C,
+    mut request: HttpRequest,
+    mut sink: Option<&mut dyn BodySink>,
+) -> Result<HttpResponse, String> {
+    let mut hops = 0;
+    loop {
+        let response = match sink.as_deref_mut() {
+            Some(sink) => client.send_streaming(request.clone(), sink).await?,
+            None => client.send(request.clone()).await?,
+        };
+        let from = origin(&request.url);
+        let not_followed = |response: HttpResponse, why: String| {
+            let mut refused = HttpResponse::new(
+                response.status,
+                None,
+                format!("{why}: not followed, as the request carries credentials"),
+            );
+            refused.headers = response.headers;
+            refused
+        };
+        match response.status {
+            0 => {
+                return Ok(not_followed(
+                    response,
+                    format!("{from} redirected the request (the host does not say where)"),
+                ));
+            }
+            301 | 302 | 303 | 307 | 308 => {}
+            _ => return Ok(response),
+        }
+        let Some(location) = response.header("location") else {
+            return Ok(response);
+        };
+        let target = resolve(&request.url, location);
+        let to = origin(&target);
+        // A target URL parsers may read differently (a backslash, a control character) is never "the same".
+        let ambiguous = target.chars().any(|c| c.is_ascii_control() || c == '\\' || c == ' ');
+        if to != from || ambiguous {
+            let why = format!(
+                "{from} redirected the request to another origin, {to} (HTTP {}; use that URL yourself if you trust it)",
+                response.status
+            );
+            return Ok(not_followed(response, why));
+        }
+        if hops == MAX_REDIRECTS {
+            return Ok(not_followed(
+                response,
+                format!("{from} redirected the request more than {MAX_REDIRECTS} times"),
+            ));
+        }
+        hops += 1;
+        request.url = target;
+    }
+}
+
+/// `scheme://host:port` of `url`, in lower case: what errors and `Debug` name (never a path, query or
+/// credential), and what decides whether a redirect stays where the request was sent.
+pub(crate) fn origin(url: &str) -> String {
+    let host = host_of(url).to_ascii_lowercase();
+    match url.split_once("://") {
+        Some((scheme, _)) => format!("{}://{host}", scheme.to_ascii_lowercase()),
+        None => host,
+    }
+}
+
+/// A redirect's `location` (absolute, scheme-relative, an absolute path, a query or a relative path) read
+/// against the URL the request went to.
+fn resolve(base: &str, location: &str) -> String {
+    let location = location.trim();
+    let has_scheme = location.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if has_scheme {
+        return location.to_owned();
+    }
+    let scheme = base.split_once("://").map_or("https", |(s, _)| s);
+    if let Some(rest) = location.strip_prefix("//") {
+        return format!("{scheme}://{rest}");
+    }
+    let origin = format!(
+        "{scheme}://{}",
+        base.split_once("://")
+            .map_or(base, |(_, r)| r)
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or_default()
+    );
+    if location.starts_with('/') {
+        return format!("{origin}{location}");
+    }
+    let path = base
+        .get(origin.len()..)
+        .unwrap_or_default()
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default();
+    if location.starts_with('?') {
+        return format!("{origin}{path}{location}");
+    }
+    let dir = path.rfind('/').map_or("/", |at| path.get(..=at).unwrap_or("/"));
+    format!("{origin}{dir}{location}")
+}
+
 /// The host (and port) of `url`, to name in a network failure (and MCP errors): never its path or query.
 pub(crate) fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    // WHATWG URLs end the authority of http(s) at a backslash too.
+    let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or(rest);
     // Without the user and password a URL may carry.
     authority.rsplit_once('@').map_or(authority, |(_, host)| host)
 }
@@ -426,20 +606,29 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
         &'a self,
         request: ModelRequest<'a>,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
-        let http = self.wire.request(&request);
+        let mut http = self.wire.request(&request);
+        http.max_response_bytes = request.max_response_bytes;
         let checked = self.wire.tool_choice().map_or(Ok(()), |c| c.check(request.tools));
         async move {
             self.settings(checked)?;
             let mut attempt = 0;
             loop {
-                let (error, retry_after) = match self.client.send(http.clone()).await {
+                let (error, retry_after) = match send_within_origin(&self.client, http.clone(), None).await {
                     Err(network) => (self.http_error(&http, None, &network), None),
+                    Ok(r) if (200..300).contains(&r.status) && r.truncated => {
+                        return Err(self.too_long(http.max_response_bytes));
+                    }
                     Ok(r) if (200..300).contains(&r.status) => {
-                        let text = crate::limits::repair_lone_surrogates(&r.body);
-                        let body: Value = serde_json::from_str(&text).map_err(|e| ModelError::InvalidResponse {
-                            path: String::new(),
-                            problem: format!("{} answered with invalid JSON: {e}", self.wire.name()),
-                        })?;
+                        let body =
+                            crate::limits::parse_untrusted(&r.body).map_err(|e| ModelError::InvalidResponse {
+                                path: String::new(),
+                                problem: match e {
+                                    crate::limits::UntrustedJson::Invalid(e) => {
+                                        format!("{} answered with invalid JSON: {e}", self.wire.name())
+                                    }
+                                    costly => format!("{} answered {costly}", self.wire.name()),
+                                },
+                            })?;
                         return self.wire.response(&body);
                     }
                     Ok(r) => self.status_error(&http, r),
@@ -463,9 +652,10 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
         let http = self.wire.stream_request(&request);
         let checked = self.wire.tool_choice().map_or(Ok(()), |c| c.check(request.tools));
         async move {
-            let Some(http) = http else {
+            let Some(mut http) = http else {
                 return self.complete(request).await;
             };
+            http.max_response_bytes = request.max_response_bytes;
             self.settings(checked)?;
             let mut attempt = 0;
             let mut shown = false;
@@ -475,14 +665,15 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                 }
                 let mut reader = StreamReader {
                     wire: &self.wire,
-                    parser: SseParser::default(),
+                    parser: SseParser::with_limit(http.max_response_bytes),
                     events: Vec::new(),
                     stream: StreamedBody::default(),
                     sink: &mut *sink,
                     error: None,
                     started: false,
+                    left: http.max_response_bytes,
                 };
-                let sent = self.client.send_streaming(http.clone(), &mut reader).await;
+                let sent = send_within_origin(&self.client, http.clone(), Some(&mut reader)).await;
                 if reader.error.is_none() {
                     reader.parser.finish(&mut reader.events);
                     reader.take_events();
@@ -522,9 +713,17 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
         })
     }
 
+    /// An answer longer than the request allowed (not retried: it would be as long again).
+    fn too_long(&self, limit: usize) -> ModelError {
+        ModelError::InvalidResponse {
+            path: String::new(),
+            problem: format!("{} answered {}", self.wire.name(), too_long_problem(limit)),
+        }
+    }
+
     /// The error of a non-2xx answer, and its `retry-after`.
     fn status_error(&self, http: &HttpRequest, r: HttpResponse) -> (ModelError, Option<String>) {
-        let body: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+        let body: Value = crate::limits::parse_untrusted(&r.body).unwrap_or(Value::Null);
         let message = self.wire.error_message(&body).unwrap_or_else(|| r.body.clone());
         (self.http_error(http, Some(r.status), &message), r.retry_after)
     }
@@ -565,6 +764,11 @@ impl<W: WireFormat, C: HttpClient> HttpModel<W, C> {
     }
 }
 
+/// What is wrong with an answer longer than `limit` bytes.
+fn too_long_problem(limit: usize) -> String {
+    format!("more than {limit} bytes (the agent's maxCheckpointBytes): the rest was not read")
+}
+
 /// The longest error message kept from a provider, in bytes.
 const MAX_ERROR_MESSAGE: usize = 300;
 
@@ -580,11 +784,12 @@ const PUBLIC_HEADERS: [&str; 5] = [
     "anthropic-dangerous-direct-browser-access",
 ];
 
-/// Everything in `request` that may be a credential: header values (but for a few known public ones, and
-/// the token of `Bearer …` as well as the whole value), the user info of the URL, and its query values.
-fn secrets_of(request: &HttpRequest) -> Vec<String> {
+/// Everything in a request's `headers` and `url` that may be a credential: header values (but for a few known
+/// public ones, and the token of `Bearer …` as well as the whole value), the user info of the URL, and its
+/// query values.
+pub(crate) fn secrets_in(headers: &[(String, String)], url: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for (name, value) in &request.headers {
+    for (name, value) in headers {
         if PUBLIC_HEADERS.iter().any(|p| name.eq_ignore_ascii_case(p)) {
             continue;
         }
@@ -593,14 +798,14 @@ fn secrets_of(request: &HttpRequest) -> Vec<String> {
             out.push(token.to_owned());
         }
     }
-    if let Some((_, rest)) = request.url.split_once("://") {
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if let Some((_, rest)) = url.split_once("://") {
+        let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or_default();
         if let Some((userinfo, _)) = authority.rsplit_once('@') {
             out.push(userinfo.to_owned());
             out.extend(userinfo.split(':').map(str::to_owned));
         }
     }
-    if let Some((_, query)) = request.url.split_once('?') {
+    if let Some((_, query)) = url.split_once('?') {
         let query = query.split('#').next().unwrap_or_default();
         out.extend(
             query
@@ -654,7 +859,7 @@ pub(crate) fn redact_fragments(text: &str, secrets: &[&str]) -> String {
 }
 
 /// Every `scheme://user:password@` in `text` as `scheme://[redacted]@` (a URL echoed in an error).
-fn redact_userinfo(text: &str) -> String {
+pub(crate) fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("://") {
@@ -682,6 +887,72 @@ fn truncate(s: &str, max: usize) -> String {
     }
     let cut = (0..=max).rev().find(|i| s.is_char_boundary(*i)).unwrap_or(0);
     format!("{}…", s.get(..cut).unwrap_or_default())
+}
+
+/// A body kept up to `limit` bytes; past it, reading stops ([`BodySink::chunk`] answers false). Kept as its
+/// chunks and joined once at the end: a buffer that grows while it reads holds up to three times what it keeps
+/// while it moves, and the allocator keeps what it freed.
+#[derive(Debug)]
+pub(crate) struct BoundedBody {
+    chunks: Vec<Vec<u8>>,
+    len: usize,
+    limit: usize,
+    truncated: bool,
+}
+
+impl BoundedBody {
+    pub(crate) fn new(limit: usize) -> Self {
+        BoundedBody {
+            chunks: Vec::new(),
+            len: 0,
+            limit,
+            truncated: false,
+        }
+    }
+
+    /// True when the body went on past the limit.
+    pub(crate) fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The first byte kept that is not ASCII white space.
+    pub(crate) fn first_non_space(&self) -> Option<u8> {
+        self.chunks.iter().flatten().copied().find(|b| !b.is_ascii_whitespace())
+    }
+
+    /// What it keeps, in one piece.
+    pub(crate) fn joined(self) -> Vec<u8> {
+        if self.chunks.len() == 1 {
+            return self.chunks.into_iter().next().unwrap_or_default();
+        }
+        let mut all = Vec::with_capacity(self.len);
+        for c in self.chunks {
+            all.extend_from_slice(&c);
+        }
+        all
+    }
+}
+
+impl BodySink for BoundedBody {
+    fn chunk(&mut self, bytes: &[u8]) -> bool {
+        let room = self.limit.saturating_sub(self.len);
+        let kept = bytes.get(..room.min(bytes.len())).unwrap_or_default();
+        if !kept.is_empty() {
+            self.len += kept.len();
+            self.chunks.push(kept.to_vec());
+        }
+        if bytes.len() > room {
+            self.truncated = true;
+            return false;
+        }
+        true
+    }
+}
+
+/// A body's bytes as text, in place when they are UTF-8 (no second copy of a large answer), else with each
+/// broken sequence as U+FFFD.
+pub(crate) fn text_of(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Joins a base URL and a path with exactly one slash.

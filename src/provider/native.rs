@@ -7,10 +7,23 @@ use std::time::Duration;
 use super::{BodySink, HttpClient, HttpRequest, HttpResponse};
 use crate::platform::MaybeSend;
 
-/// An [`HttpClient`] over a `reqwest::Client` (connection pooling included).
-#[derive(Debug, Clone, Default)]
+/// An [`HttpClient`] over a `reqwest::Client` (connection pooling included). The default one follows no
+/// redirect (the library follows those within an origin itself: see [`HttpClient`]); a client given to
+/// [`ReqwestClient::new`] should be built with `redirect(reqwest::redirect::Policy::none())`, or it carries the
+/// request's headers (`x-api-key` among them) to wherever a server redirects it.
+#[derive(Debug, Clone)]
 pub struct ReqwestClient {
     client: reqwest::Client,
+}
+
+impl Default for ReqwestClient {
+    fn default() -> Self {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        ReqwestClient { client }
+    }
 }
 
 impl ReqwestClient {
@@ -20,20 +33,46 @@ impl ReqwestClient {
     }
 }
 
+/// Reads `response`'s body into `sink` until it ends or the sink has enough.
+async fn read_bounded(response: &mut reqwest::Response, sink: &mut dyn BodySink) -> Result<(), reqwest::Error> {
+    while let Some(chunk) = response.chunk().await? {
+        if !sink.chunk(&chunk) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// How much of `status`'s body `request` reads.
+fn limit_for(request_limit: usize, status: u16) -> usize {
+    if (200..300).contains(&status) {
+        request_limit
+    } else {
+        super::MAX_ERROR_BODY_BYTES
+    }
+}
+
 impl HttpClient for ReqwestClient {
     fn send(&self, request: HttpRequest) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend {
-        let (url, timeout) = (request.url.clone(), request.timeout);
+        let (url, timeout, limit) = (request.url.clone(), request.timeout, request.max_response_bytes);
         let mut builder = self.builder(&request);
         for (k, v) in &request.headers {
             builder = builder.header(k, v);
         }
         async move {
             // reqwest's error text names the URL, never the headers (where the key is).
-            let response = builder.send().await.map_err(|e| failure(&url, timeout, &e))?;
+            let mut response = builder.send().await.map_err(|e| failure(&url, timeout, &e))?;
             let status = response.status().as_u16();
             let (retry_after, headers) = read_headers(&response);
-            let body = response.text().await.map_err(|e| failure(&url, timeout, &e))?;
-            Ok(HttpResponse::new(status, retry_after, body).with_headers(headers))
+            let mut body = super::BoundedBody::new(limit_for(limit, status));
+            read_bounded(&mut response, &mut body)
+                .await
+                .map_err(|e| failure(&url, timeout, &e))?;
+            let cut = body.truncated();
+            let body = super::text_of(body.joined());
+            Ok(HttpResponse::new(status, retry_after, body)
+                .with_headers(headers)
+                .cut(cut))
         }
     }
 
@@ -46,7 +85,7 @@ impl HttpClient for ReqwestClient {
         request: HttpRequest,
         body: &'a mut dyn BodySink,
     ) -> impl Future<Output = Result<HttpResponse, String>> + MaybeSend + 'a {
-        let (url, timeout) = (request.url.clone(), request.timeout);
+        let (url, timeout, limit) = (request.url.clone(), request.timeout, request.max_response_bytes);
         let mut builder = self.builder(&request);
         if !request.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("accept")) {
             builder = builder.header("accept", "text/event-stream");
@@ -59,10 +98,18 @@ impl HttpClient for ReqwestClient {
             let status = response.status().as_u16();
             let (retry_after, headers) = read_headers(&response);
             if !(200..300).contains(&status) {
-                let text = response.text().await.map_err(|e| failure(&url, timeout, &e))?;
-                return Ok(HttpResponse::new(status, retry_after, text).with_headers(headers));
+                let mut kept = super::BoundedBody::new(limit_for(limit, status));
+                read_bounded(&mut response, &mut kept)
+                    .await
+                    .map_err(|e| failure(&url, timeout, &e))?;
+                let cut = kept.truncated();
+                let text = super::text_of(kept.joined());
+                return Ok(HttpResponse::new(status, retry_after, text)
+                    .with_headers(headers)
+                    .cut(cut));
             }
-            // Dropping the response (when the sink has enough) closes the connection.
+            // Dropping the response (when the sink has enough) closes the connection. The sink bounds what it
+            // keeps itself (a stream may run longer than any one answer).
             while let Some(chunk) = response.chunk().await.map_err(|e| failure(&url, timeout, &e))? {
                 if !body.chunk(&chunk) {
                     break;

@@ -235,7 +235,7 @@ pub(crate) fn usage(body: &Value) -> Option<Usage> {
 /// error result (so the model can correct itself) instead of running the tool.
 pub(crate) fn arguments(raw: Option<&Value>) -> Value {
     match raw {
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+        Some(Value::String(s)) => match crate::limits::parse_untrusted(s) {
             Ok(v) if v.is_object() => v,
             _ => Value::String(s.clone()),
         },
@@ -298,13 +298,14 @@ impl OpenAi {
             headers.push(("authorization".into(), format!("Bearer {}", self.api_key)));
         }
         headers.extend(self.headers.iter().cloned());
-        HttpRequest {
-            method: "POST",
-            url: join_url(&self.base_url, "chat/completions"),
+        let mut http = HttpRequest::post(
+            join_url(&self.base_url, "chat/completions"),
             headers,
-            body: Value::Object(body).to_string(),
-            timeout: self.timeout,
-        }
+            Value::Object(body).to_string(),
+            self.timeout,
+        );
+        http.max_response_bytes = request.max_response_bytes;
+        http
     }
 }
 

@@ -132,13 +132,14 @@ impl OpenAiResponses {
             headers.push(("authorization".into(), format!("Bearer {}", self.api_key)));
         }
         headers.extend(self.headers.iter().cloned());
-        HttpRequest {
-            method: "POST",
-            url: join_url(&self.base_url, "responses"),
+        let mut http = HttpRequest::post(
+            join_url(&self.base_url, "responses"),
             headers,
-            body: Value::Object(body).to_string(),
-            timeout: self.timeout,
-        }
+            Value::Object(body).to_string(),
+            self.timeout,
+        );
+        http.max_response_bytes = request.max_response_bytes;
+        http
     }
 
     /// The conversation as input items, in order: messages, reasoning items, function calls and their outputs.

@@ -13,20 +13,45 @@ pub struct SseEvent {
     pub id: Option<String>,
 }
 
-/// The longest line kept while waiting for its end: a server that never ends a line cannot exhaust memory.
-const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest event kept while waiting for its end, unless the parser is given another bound: a server that
+/// never ends a line, or never ends an event with a blank line, cannot exhaust memory.
+const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Turns chunks of bytes (split anywhere, even inside a UTF-8 character) into events.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
     line: Vec<u8>,
     event: Option<String>,
     data: String,
     has_data: bool,
     id: Option<String>,
+    limit: usize,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        SseParser::with_limit(MAX_EVENT_BYTES)
+    }
 }
 
 impl SseParser {
+    /// A parser that refuses an event (its `data:` lines and the line being read) longer than `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        SseParser {
+            line: Vec::new(),
+            event: None,
+            data: String::new(),
+            has_data: false,
+            id: None,
+            limit,
+        }
+    }
+
+    /// The longest event it keeps, in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Feeds `chunk`, appending every event it completes to `out`.
     ///
     /// # Errors
@@ -40,10 +65,8 @@ impl SseParser {
                 }
                 self.line_done(&String::from_utf8_lossy(&line), out);
             } else {
-                if self.line.len() >= MAX_LINE_BYTES {
-                    return Err(format!(
-                        "a server-sent event line is longer than {MAX_LINE_BYTES} bytes"
-                    ));
+                if self.line.len() + self.data.len() >= self.limit {
+                    return Err(format!("a server-sent event is longer than {} bytes", self.limit));
                 }
                 self.line.push(b);
             }
@@ -160,7 +183,25 @@ mod tests {
             }]
         );
         let mut p = SseParser::default();
-        let long = vec![b'a'; MAX_LINE_BYTES + 1];
+        let long = vec![b'a'; MAX_EVENT_BYTES + 1];
         assert!(p.push(&long, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn an_event_whose_data_lines_never_end_is_refused_at_the_limit() {
+        // Every line short, but no blank line ever ends the event: the data would grow without bound.
+        let mut p = SseParser::with_limit(1000);
+        let mut out = Vec::new();
+        let mut refused = None;
+        for i in 0..200 {
+            if let Err(e) = p.push(b"data: 0123456789\n", &mut out) {
+                refused = Some((i, e));
+                break;
+            }
+        }
+        let (at, e) = refused.expect("refused");
+        assert!(out.is_empty());
+        assert!((80..100).contains(&at), "refused after {at} lines");
+        assert_eq!(e, "a server-sent event is longer than 1000 bytes");
     }
 }

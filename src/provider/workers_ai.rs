@@ -176,7 +176,7 @@ impl Model for WorkersAi {
                 error: None,
                 sink,
             };
-            super::fetch::read_stream(&output, &mut reader)
+            super::fetch::read_stream(&output, &mut reader, None)
                 .await
                 .map_err(|m| http_error(format!("the stream broke: {m}"), true))?;
             let mut events = Vec::new();
