@@ -8,7 +8,7 @@
 // Memory is sampled after a full GC every `requests / 10` requests; `keptBytesPerRequest` is the
 // least-squares slope of (JS heap + external, which includes the wasm memory) over those samples.
 import {
-  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini, mcpTools,
+  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini, mcpTools, anthropic,
 } from 'resumable-agent';
 
 const glue = await import(new URL('./resumable_agent.js', import.meta.resolve('resumable-agent')).href);
@@ -297,7 +297,49 @@ export const SHAPES = {
     const e = await agent(cfg).session(failing, `f${i % 50}`).prompt('go').catch((x) => x);
     expect(e.name === 'SaverError' && e.checkpoint, 'SaverError with checkpoint');
   },
+  // Hostile answers (issue 38): each refused with a typed error, and nothing of it kept.
+  'hostile-too-long': async () => {
+    const e = await withFetch(() => new Response(`{"id":"r","output":[{"type":"message","content":[{"type":"output_text","text":"${'x'.repeat(80_000)}"}]}]}`),
+      () => agent({ model: responsesProvider, limits: { maxCheckpointBytes: 65_536 } }).prompt('hi'));
+    expect(e.name === 'ModelError' && /more than 65536 bytes/.test(e.message), `an answer past the limit: ${e.message}`);
+  },
+  'hostile-error-body': async () => {
+    const e = await withFetch(() => new Response(`{"error":{"message":"${'y'.repeat(100_000)}"}}`, { status: 400 }),
+      () => agent({ model: responsesProvider }).prompt('hi'));
+    expect(e.name === 'ModelError' && e.status === 400, `a long error body: ${e.message}`);
+  },
+  'hostile-endless-event': async () => {
+    const e = await withFetch(() => new Response(`data: ${'z'.repeat(1000)}\n`.repeat(80), { headers: { 'content-type': 'text/event-stream' } }),
+      () => agent({ model: responsesProvider, limits: { maxCheckpointBytes: 65_536 } }).stream({ prompt: 'hi' }).result);
+    expect(e.name === 'ModelError' && /more than 65536 bytes/.test(e.message), `an endless event: ${e.message}`);
+  },
+  'hostile-amplified': async () => {
+    const e = await withFetch(() => Response.json({ content: [{ type: 'tool_use', id: 't', name: 'lookup', input: { rows: tinyRows } }], stop_reason: 'tool_use' }),
+      () => agent({ model: anthropicProvider, tools: [lookup] }).prompt('hi'));
+    expect(e.name === 'ModelError' && /refused unread/.test(e.message), `JSON amplification: ${e.message}`);
+  },
+  'hostile-redirect': async () => {
+    const e = await withFetch(() => new Response(null, { status: 307, headers: { location: 'http://127.0.0.2:9/steal' } }),
+      () => agent({ model: anthropicProvider }).prompt('hi'));
+    expect(e.name === 'ModelError' && e.status === 307, `a redirect elsewhere: ${e.message}`);
+  },
+  'hostile-fetch-answer': async () => {
+    const e = await mcpTools({ url: 'http://127.0.0.1:9/mcp', fetch: () => undefined }).catch((x) => x);
+    expect(e.name === 'McpError', `a fetch answering undefined: ${e.message}`);
+  },
 };
+
+/** Runs `f` with `answer` as the global fetch; what it rejects with. */
+async function withFetch(answer, f) {
+  globalThis.fetch = async () => answer();
+  try {
+    return await f().then(() => new Error('expected a rejection'), (e) => e);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
+const tinyRows = Array.from({ length: 8000 }, () => ({ a: 1 }));
+const anthropicProvider = anthropic({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9', maxRetries: 0 });
 
 const gc = () => { for (let k = 0; k < 3; k++) globalThis.gc(); };
 const used = () => { const m = process.memoryUsage(); return m.heapUsed + m.external; };
