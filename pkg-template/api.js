@@ -1,10 +1,13 @@
-// The public API: a thin front over the wasm exports, shared by every entry point (node.js, browser.js,
-// workerd.js initialise the wasm first). It holds no loop rules. Every object it hands out is plain JS: an
+// The public API: a thin front over the wasm exports, shared by every entry point (each says where the .wasm
+// is: load.js; it is loaded by the first call that needs it, never at import). It holds no loop rules. Every object it hands out is plain JS: an
 // agent keeps its checked config (a frozen spec), a saver its store (a Map, a KV binding, an IndexedDB
 // connection). Each call builds what it needs in wasm and drops it when its promise settles, so an object
 // the program drops is released by the garbage collector; free() / [Symbol.dispose] release it at once.
 import * as raw from './resumable_agent.js';
 import { ConfigError, ReleasedError, InstanceLostError, checkPlainJson, describe } from './resumable_agent.js';
+import { WasmLoadError, isLoaded, load, loadSync, prefetch } from './load.js';
+
+export { WasmLoadError, loadWasm } from './load.js';
 
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
@@ -65,13 +68,75 @@ function guardAsync(f) {
   });
 }
 
+/** The promise of `f()` once the wasm is loaded: called at once when it is (no extra turn of the microtask queue). */
+function loaded(f) {
+  if (!isLoaded()) return load().then(f);
+  try {
+    return f();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** Loads the wasm synchronously for a call that cannot wait; WasmLoadError when it cannot be. */
+function needNow(what) {
+  if (isLoaded() || loadSync()) return;
+  throw new WasmLoadError(`resumable-agent: ${what} needs the package's WebAssembly, which this page is still loading`, {
+    fix: 'await loadWasm() before calling it (or call it after the first agent call)',
+  });
+}
+
+/** Loads the wasm synchronously if the entry can (Node, Workers, an inlined build); true when it is there. */
+function loadedNow() {
+  if (isLoaded()) return true;
+  try {
+    return loadSync();
+  } catch {
+    // Not now: the first call that needs it reports why (WasmLoadError).
+    return false;
+  }
+}
+
+/**
+ * What the core makes for a synchronous call (a tool's check, an agent's, a provider's, a saver's, a session's):
+ * made at once when the wasm is there or can be loaded synchronously (Node, Workers, an inlined build), so a
+ * ConfigError is thrown by the call itself; on a page still fetching the .wasm, made by the first call that
+ * needs it, which then rejects with that error.
+ */
+class Later {
+  #make;
+  #value;
+  #error;
+  #done = false;
+  constructor(make) {
+    this.#make = make;
+    if (loadedNow()) this.get();
+    else prefetch();
+  }
+
+  /** Its value (the wasm must be loaded); throws what making it threw. */
+  get() {
+    if (!this.#done) {
+      this.#done = true;
+      try {
+        this.#value = this.#make();
+      } catch (e) {
+        this.#error = e;
+      }
+      this.#make = undefined;
+    }
+    if (this.#error !== undefined) throw this.#error;
+    return this.#value;
+  }
+}
+
 const ASYNC = [
   'prompt', 'resume', 'sessionRun', 'sessionCheckpoint', 'sessionHistory', 'sessionLabel', 'sessionRestore', 'sessionSave',
   'sessionDelete', 'sessionSettle', 'sessionReplay', 'listSessions', 'saverCall', 'modelComplete', 'mcpList',
 ];
 const SYNC = ['checkAgent', 'checkTool', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage', 'conditionHolds'];
 const wasm = {};
-for (const name of ASYNC) wasm[name] = (...args) => guardAsync(() => raw[name](...args));
+for (const name of ASYNC) wasm[name] = (...args) => guardAsync(() => loaded(() => guardSync(() => raw[name](...args))));
 for (const name of SYNC) wasm[name] = (...args) => guardSync(() => raw[name](...args));
 Object.freeze(wasm);
 
@@ -201,7 +266,8 @@ function checkedTool(def, path) {
   // rule changed while a run waits makes another agent).
   const rule = typeof def.needsApproval === 'function' ? `${HOST}\n${sourceOf(def.needsApproval)}` : def.needsApproval;
   const text = withMember(JSON.stringify({ ...def, schema: undefined, inputSchema: undefined, needsApproval: rule }, hostValues), 'inputSchema', inputSchema);
-  remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true);
+  // Checked now where the wasm can be had now; on a page still loading it, by the agent that uses the tool.
+  new Later(() => remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true));
   const { name, description = '', handle, needsApproval, onExpire } = def;
   const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
   CHECKED_TOOLS.add(tool);
@@ -259,10 +325,14 @@ export const defineTool = (def) => checkedTool(def, 'defineTool');
 /** Type guard: the run paused for a human. */
 export const isInterrupted = (result) => result !== null && typeof result === 'object' && result.interrupted === true;
 /** Returns a finished result; throws RunInterruptedError for a paused one. */
-export const assertComplete = (result) => wasm.assertComplete(result);
+export function assertComplete(result) {
+  if (!isInterrupted(result)) return result;
+  needNow('assertComplete()');
+  return wasm.assertComplete(result);
+}
 /** `{ wasmBytes, instancesReplaced }`: the size of this package's WebAssembly memory, and how often a trapped instance was replaced. */
 export function memoryUsage() {
-  return { ...wasm.memoryUsage(), instancesReplaced: replaced };
+  return { ...(isLoaded() ? wasm.memoryUsage() : { wasmBytes: 0 }), instancesReplaced: replaced };
 }
 
 const dispose = Symbol.dispose ?? Symbol.for('Symbol.dispose');
@@ -290,12 +360,12 @@ class Agent {
 
   async prompt(message, options) {
     const spec = Agent.spec(this, 'prompt');
-    return withEnd((o) => wasm.prompt(spec, message, o), options);
+    return withEnd((o) => loaded(() => wasm.prompt(spec.get(), message, o)), options);
   }
 
   async resume(checkpoint, answer, options) {
     const spec = Agent.spec(this, 'resume');
-    return withEnd((o) => wasm.resume(spec, checkpoint, answer, o), options);
+    return withEnd((o) => loaded(() => wasm.resume(spec.get(), checkpoint, answer, o)), options);
   }
 
   stream(input, options) {
@@ -303,8 +373,8 @@ class Agent {
     if (input == null || typeof input !== 'object') {
       throw new ConfigError('stream(input): expected { prompt } or { checkpoint, answer? }');
     }
-    if (typeof input.prompt === 'string') return eventStream((o) => wasm.prompt(spec, input.prompt, o), options);
-    if ('checkpoint' in input) return eventStream((o) => wasm.resume(spec, input.checkpoint, input.answer, o), options);
+    if (typeof input.prompt === 'string') return eventStream((o) => loaded(() => wasm.prompt(spec.get(), input.prompt, o)), options);
+    if ('checkpoint' in input) return eventStream((o) => loaded(() => wasm.resume(spec.get(), input.checkpoint, input.answer, o)), options);
     throw new ConfigError('stream(input): expected { prompt: string } or { checkpoint, answer? }');
   }
 
@@ -323,21 +393,32 @@ class Session {
   constructor(agentSpec, saver, id, options) {
     const store = Saver.spec(saver);
     const text = optionsText(options, 'session options');
-    wasm.checkSession(saver, store !== undefined, id, text);
     // What every call hands the core: the agent, the saver (a built-in's spec, or the user's own), the id and
     // the options; `waitUntil` is called with the background work a call leaves (see settle()).
-    this.#parts = { agent: agentSpec, store, saver, id, options: text, waitUntil: options?.waitUntil };
+    const waitUntil = options?.waitUntil;
+    this.#parts = new Later(() => {
+      wasm.checkSession(saver, store !== undefined, id, text);
+      return { agent: agentSpec.get(), store: store?.get(), saver, id, options: text, waitUntil };
+    });
+    this.#id = id;
   }
 
+  #id;
+
+  /** The session's parts for a call of `method`, once the wasm is loaded (a promise of them before). */
   static parts(self, method) {
     if (self == null || typeof self !== 'object' || !(#parts in self)) throw detached('Session', method);
-    const parts = self.#parts;
-    if (parts === null) throw released('this session');
-    if (parts.store === null || (parts.store !== undefined && Saver.spec(parts.saver) === null)) throw released('the saver of this session');
-    return parts;
+    const later = self.#parts;
+    if (later === null) throw released('this session');
+    const check = () => {
+      const parts = later.get();
+      if (parts.store === null || (parts.store !== undefined && Saver.spec(parts.saver) === null)) throw released('the saver of this session');
+      return parts;
+    };
+    return isLoaded() ? check() : load().then(check);
   }
 
-  get id() { return this.#parts?.id; }
+  get id() { return this.#parts === null ? undefined : this.#id; }
 
   async prompt(message, options) { return withEnd(run(Session.parts(this, 'prompt'), 'prompt', message), options); }
   async reply(answer, options) { return withEnd(run(Session.parts(this, 'reply'), 'reply', answer), options); }
@@ -346,6 +427,7 @@ class Session {
 
   stream(input, options) {
     const parts = Session.parts(this, 'stream');
+    if (parts instanceof Promise) parts.catch(() => {}); // the stream's events carry the error
     if (input != null && typeof input === 'object' && typeof input.prompt === 'string') return eventStream(run(parts, 'prompt', input.prompt), options);
     if (input != null && typeof input === 'object' && 'answer' in input) return eventStream(run(parts, 'reply', input.answer), options);
     if (input != null && typeof input === 'object' && input.resume === true) return eventStream(run(parts, 'resume'), options);
@@ -372,43 +454,47 @@ class Session {
     const stop = { aborted: false };
     const events = eventQueue(() => { stop.aborted = true; });
     const options = { onEvent: (e) => events.push(e), signal: stop, followMs: timeoutMs, pollMs };
-    wasm.sessionReplay(parts, after, options).then(() => events.end(), (e) => events.fail(e));
+    withParts(parts, (p) => wasm.sessionReplay(p, after, options)).then(() => events.end(), (e) => events.fail(e));
     return { [Symbol.asyncIterator]() { return events.iterator(); } };
   }
 
   /** Saved steps, newest first: `{ step, parentStep?, label?, updatedAt, interrupted, question?, iterations, usage, messageCount }`. */
-  async history({ limit, before } = {}) { return wasm.sessionHistory(Session.parts(this, 'history'), limit, before); }
+  async history({ limit, before } = {}) { return withParts(Session.parts(this, 'history'), (p) => wasm.sessionHistory(p, limit, before)); }
   /** The latest checkpoint, or the one saved as `step`. */
-  async checkpoint(step) { return wasm.sessionCheckpoint(Session.parts(this, 'checkpoint'), step); }
+  async checkpoint(step) { return withParts(Session.parts(this, 'checkpoint'), (p) => wasm.sessionCheckpoint(p, step)); }
   /** Names a saved step. */
-  async label(step, name) { return wasm.sessionLabel(Session.parts(this, 'label'), step, name); }
+  async label(step, name) { return withParts(Session.parts(this, 'label'), (p) => wasm.sessionLabel(p, step, name)); }
   /** Makes a saved step (by its number or label) the head again: the next call continues from it, as a new branch. */
-  async restore(stepOrLabel) { return wasm.sessionRestore(Session.parts(this, 'restore'), stepOrLabel); }
+  async restore(stepOrLabel) { return withParts(Session.parts(this, 'restore'), (p) => wasm.sessionRestore(p, stepOrLabel)); }
   /** Saves a checkpoint (e.g. a SaverError's) as the session's new head. */
-  async save(checkpoint) { return wasm.sessionSave(Session.parts(this, 'save'), checkpoint); }
+  async save(checkpoint) { return withParts(Session.parts(this, 'save'), (p) => wasm.sessionSave(p, checkpoint)); }
   /** Removes the session and its history. */
-  async delete() { return wasm.sessionDelete(Session.parts(this, 'delete')); }
+  async delete() { return withParts(Session.parts(this, 'delete'), (p) => wasm.sessionDelete(p)); }
   /**
    * Finishes what a store's write interval (Workers KV: one write per key per second) held back — a head
    * behind the newest step (what `listSessions` reads), the last keys of a finished session — waiting for
    * the interval first. Calls do this by themselves in the background (through the `waitUntil` option when
    * given); call it to wait for it. `true` when nothing is left.
    */
-  async settle() { return wasm.sessionSettle(Session.parts(this, 'settle')); }
+  async settle() { return withParts(Session.parts(this, 'settle'), (p) => wasm.sessionSettle(p)); }
 
   free() { this.#parts = null; }
   [dispose]() { this.free(); }
 }
 
+/** `f(parts)` with a session's parts (given, or a promise of them while the wasm loads). */
+const withParts = (parts, f) => (parts instanceof Promise ? parts.then(f) : f(parts));
+
 /** One session call, as `withEnd`/`eventStream` start it with the call's options. */
-const run = (parts, turn, value) => (o) => wasm.sessionRun(parts, turn, value, o);
+const run = (parts, turn, value) => (o) => withParts(parts, (p) => wasm.sessionRun(p, turn, value, o));
 
 /** The sessions stored in `saver` (their latest checkpoints' summaries, not their history). */
 export async function listSessions(saver, prefix) {
   const store = Saver.spec(saver);
   if (store === null) throw released('this saver');
+  await loaded(() => {});
   if (store === undefined) wasm.checkSession(saver, false, 'x', 'null');
-  return wasm.listSessions(store, saver, prefix ?? '');
+  return wasm.listSessions(store?.get(), saver, prefix ?? '');
 }
 
 /** A saver implemented in Rust: `get`, `put`, `delete`, `exists`, `list(prefix?)`, each a promise. */
@@ -423,25 +509,39 @@ class Saver {
 
   static #call(self, op, key, value, condition) {
     if (self == null || typeof self !== 'object' || !(#spec in self)) return Promise.reject(detached('Saver', op));
-    if (self.#spec === null) return Promise.reject(released('this saver'));
-    return wasm.saverCall(self.#spec, op, key, value, condition);
+    const spec = self.#spec;
+    if (spec === null) return Promise.reject(released('this saver'));
+    return loaded(() => wasm.saverCall(spec.get(), op, key, value, condition));
+  }
+
+  /** What the core says of its store (`{ compareAndSet, maxValueBytes }`), once the wasm is there. */
+  static #about(self, what) {
+    if (self.#spec === null) return undefined;
+    needNow(`saver.${what}`);
+    return wasm.saverAbout(self.#spec.get());
   }
 
   get(key) { return Saver.#call(this, 'get', key); }
   /** `condition`: `{ ifAbsent: true }` or `{ ifStep: n }` (compare-and-set; SaverError code CONFLICT). */
   put(key, checkpoint, condition) { return Saver.#call(this, 'put', key, checkpoint, condition); }
   /** True when conditional puts are atomic (memory, file, IndexedDB, Durable Object; not KV). */
-  get compareAndSet() { return this.#spec === null ? false : wasm.saverAbout(this.#spec).compareAndSet; }
+  get compareAndSet() { return Saver.#about(this, 'compareAndSet')?.compareAndSet ?? false; }
   /** The largest value the store takes, in bytes, when it has a limit. */
-  get maxValueBytes() { return this.#spec === null ? undefined : wasm.saverAbout(this.#spec).maxValueBytes; }
+  get maxValueBytes() { return Saver.#about(this, 'maxValueBytes')?.maxValueBytes; }
   delete(key) { return Saver.#call(this, 'delete', key); }
   exists(key) { return Saver.#call(this, 'exists', key); }
   list(prefix) { return Saver.#call(this, 'list', prefix); }
 
   free() {
-    const slot = this.#spec?.slot;
-    if (slot?.db) { slot.db.close(); slot.db = undefined; }
+    const spec = this.#spec;
     this.#spec = null;
+    let slot;
+    try {
+      slot = isLoaded() ? spec?.get()?.slot : undefined;
+    } catch {
+      // a saver whose options were refused holds nothing
+    }
+    if (slot?.db) { slot.db.close(); slot.db = undefined; }
   }
   [dispose]() { this.free(); }
 }
@@ -482,15 +582,23 @@ export function agent(config) {
   const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
   const fns = Object.freeze((Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle ?? MCP_FETCH.get(t), typeof t.needsApproval === 'function' ? t.needsApproval : undefined]));
-  const spec = { text, fns, model, builtin: BUILTIN_MODELS.get(model), system: typeof config.instructions === 'string' ? config.instructions : undefined };
-  // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
-  spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
-  return new Agent(Object.freeze(spec));
+  const builtin = BUILTIN_MODELS.get(model);
+  const system = typeof config.instructions === 'string' ? config.instructions : undefined;
+  return new Agent(new Later(() => {
+    const spec = { text, fns, model, builtin: builtin?.get(), system };
+    // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
+    spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
+    return Object.freeze(spec);
+  }));
 }
 
 /** True when a put's `condition` holds for what is stored (`summary`: its stored summary text, or undefined):
  * the compare-and-set rule (the core's), for the savers written in JS (memory, file, Durable Object). */
-export const conditionHolds = (condition, summary) => condition == null || wasm.conditionHolds(condition, summary);
+export function conditionHolds(condition, summary) {
+  if (condition == null) return true;
+  needNow('conditionHolds()');
+  return wasm.conditionHolds(condition, summary);
+}
 
 /** A saver in memory (this process or tab only): a text store over a Map, read and written synchronously. */
 export function memorySaver() {
@@ -513,12 +621,14 @@ export function memorySaver() {
 
 /** Checkpoints in Workers KV; summaries in each key's metadata. */
 export function kvSaver(namespace, options) {
-  return new Saver(wasm.saverSpec('kv', namespace, optionsText(options, 'kvSaver options')));
+  const text = optionsText(options, 'kvSaver options');
+  return new Saver(new Later(() => wasm.saverSpec('kv', namespace, text)));
 }
 
 /** Checkpoints in IndexedDB (browsers, Web Workers). */
 export function indexedDbSaver(options) {
-  return new Saver(wasm.saverSpec('indexeddb', undefined, optionsText(options, 'indexedDbSaver options')));
+  const text = optionsText(options, 'indexedDbSaver options');
+  return new Saver(new Later(() => wasm.saverSpec('indexeddb', undefined, text)));
 }
 
 /**
@@ -527,7 +637,7 @@ export function indexedDbSaver(options) {
  * Durable Object savers). `list` answers `[{ key, summary }]` sorted by key.
  */
 export function textStoreSaver(store) {
-  return new Saver(wasm.saverSpec('text', store, 'null'));
+  return new Saver(new Later(() => wasm.saverSpec('text', store, 'null')));
 }
 
 // ---- Durable Objects -----------------------------------------------------------------------------------
@@ -630,8 +740,9 @@ export class CheckpointStore {
   }
 }
 
+/** A model the core implements, as a function; `spec` is what the core made of its options. */
 function builtinModel(spec) {
-  const model = (request) => wasm.modelComplete(spec, request);
+  const model = (request) => loaded(() => wasm.modelComplete(spec.get(), request));
   BUILTIN_MODELS.set(model, spec);
   return model;
 }
@@ -639,7 +750,8 @@ function builtinModel(spec) {
 /** A provider's options as the core reads them; its AbortSignal stays here. */
 function providerModel(kind, options) {
   const text = optionsText(options, `${kind}(options)`);
-  return builtinModel(wasm.providerSpec(kind, text, options?.signal));
+  const signal = options?.signal;
+  return builtinModel(new Later(() => wasm.providerSpec(kind, text, signal)));
 }
 
 /** The Anthropic Messages API over fetch. */
@@ -656,12 +768,14 @@ export const gemini = (options) => providerModel('gemini', options);
 
 /** Workers AI through its binding. */
 export function workersAI(binding, options) {
-  return builtinModel(wasm.providerSpec('workers-ai', optionsText(options, 'workersAI(binding, options)'), binding));
+  const text = optionsText(options, 'workersAI(binding, options)');
+  return builtinModel(new Later(() => wasm.providerSpec('workers-ai', text, binding)));
 }
 
 /** A model that plays `responses` back: response k answers a conversation holding k assistant messages. */
 export function scriptedModel(responses) {
-  return builtinModel(wasm.scriptedSpec(responses));
+  const script = Array.isArray(responses) ? responses.slice() : responses; // as it is now
+  return builtinModel(new Later(() => wasm.scriptedSpec(script)));
 }
 
 // ---- streams of events ---------------------------------------------------------------------------------

@@ -21,7 +21,9 @@ const STALE_LOCK_MS = 30_000;
 const LOCK_WAIT_MS = 3_000;
 const STALE_TEMP_MS = 60_000;
 const DEVICE = /^(con|prn|aux|nul|com[0-9]|lpt[0-9]|conin\$|conout\$)$/i;
-const HOST = hostname();
+/** This machine's name, asked when a lock is first taken (not at import: Deno asks permission for it). */
+let host;
+const HOST = () => (host ??= hostname());
 /** Tokens of the locks this process holds now: a lock of this process with another token is an orphan. */
 const HELD = new Set();
 
@@ -103,7 +105,7 @@ async function readJson(path) {
  * it holds no such token now), or it is older than 30 s. A lock being written is empty: not stale before 30 s.
  */
 function stale(held, age) {
-  if (held.host === HOST && Number.isInteger(held.pid)) {
+  if (held.host === HOST() && Number.isInteger(held.pid)) {
     if (held.pid === process.pid) return typeof held.token === 'string' && !HELD.has(held.token);
     if (dead(held.pid)) return true;
   }
@@ -167,7 +169,7 @@ export function fileSaver(options) {
     const handle = await open(file, 'wx', mode);
     HELD.add(token);
     try {
-      await handle.writeFile(JSON.stringify({ token, pid: process.pid, host: HOST, at: Date.now() }));
+      await handle.writeFile(JSON.stringify({ token, pid: process.pid, host: HOST(), at: Date.now() }));
     } finally {
       await handle.close();
     }
@@ -193,7 +195,7 @@ export function fileSaver(options) {
         continue;
       }
       if (Date.now() > deadline) {
-        const who = held.host === HOST ? `process ${held.pid}` : `process ${held.pid} on ${held.host}`;
+        const who = held.host === HOST() ? `process ${held.pid}` : `process ${held.pid} on ${held.host}`;
         throw storeError('CONFLICT', `another writer (${who}) has held this key for ${Math.round(age)} ms`);
       }
       await sleep(Math.min(5 * 2 ** Math.min(attempt, 4), 50) * (0.5 + Math.random()));

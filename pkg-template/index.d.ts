@@ -775,6 +775,16 @@ export function listSessions(saver: Saver, prefix?: string): Promise<SavedCheckp
 /** The size of this package's WebAssembly memory (it only grows), to watch a long-lived isolate. */
 export function memoryUsage(): { wasmBytes: number; instancesReplaced: number };
 
+/**
+ * Loads the package's WebAssembly now (it is otherwise loaded by the first call that needs it, never at import),
+ * from `from` when given — a URL, a Response (or a promise of one), the bytes or a compiled module — instead of
+ * where the package's entry for your runtime looks. Use it to load early, to see a failure at start-up, or when
+ * your build puts the `.wasm` somewhere else. Rejects with WasmLoadError.
+ */
+export function loadWasm(
+  from?: string | URL | Response | PromiseLike<Response> | ArrayBuffer | ArrayBufferView | WebAssembly.Module,
+): Promise<void>;
+
 // ---- savers ----------------------------------------------------------------------------------------------
 
 /**
@@ -1064,6 +1074,20 @@ export function mcpTools(options: McpToolsOptions): Promise<McpTool[]>;
 
 /** A method was called on an agent, session or saver after free() (or the end of its using block). */
 export class ReleasedError extends AgentError {}
+
+/**
+ * The package's WebAssembly could not be loaded (the first call that needed it rejects with this; importing the
+ * package never fails). The message names the package and what was tried, and ends with the fix.
+ */
+export class WasmLoadError extends Error {
+  readonly name: 'WasmLoadError';
+  /** Where the `.wasm` was looked for (a URL), when it was. */
+  readonly url: string | undefined;
+  /** The HTTP status it was answered with, when it was fetched. */
+  readonly status: number | undefined;
+  /** What to do about it, in one line (also the end of the message). */
+  readonly fix: string | undefined;
+}
 
 /**
  * The WebAssembly instance trapped (out of memory) while the call was in flight. The package replaced the

@@ -5,7 +5,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 stamp=pkg/package.json
-if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh scripts/heap-abi scripts/strip-reference-types.py scripts/guard-glue.py -newer "$stamp" -print -quit)" ]; then
+if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh scripts/inline-wasm.mjs scripts/pkg-meta.mjs scripts/heap-abi scripts/strip-reference-types.py scripts/guard-glue.py -newer "$stamp" -print -quit)" ]; then
   exit 0
 fi
 
@@ -22,6 +22,9 @@ python3 scripts/guard-glue.py pkg/resumable_agent.js
 # Debian's old binaryen silently breaks the .wasm; npm's is current. Features come from the module itself.
 wasm-opt -Oz pkg/resumable_agent_bg.wasm -o pkg/resumable_agent_bg.wasm
 cp pkg-template/* pkg/
+# The .wasm inlined, for builds that do not ship it as a file (inline.js; node.js and browser.js fall back to it).
+node scripts/inline-wasm.mjs pkg/resumable_agent_bg.wasm pkg/wasm-inline.js
+node scripts/pkg-meta.mjs pkg/package.json
 touch "$stamp"
 # wasm-pack's generated typings describe the raw exports; index.d.ts is the public contract.
 rm -f pkg/resumable_agent.d.ts pkg/resumable_agent_bg.wasm.d.ts pkg/.gitignore

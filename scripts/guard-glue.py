@@ -8,7 +8,12 @@ microtask; a trap there escapes as an uncaught exception (Node exits) and no pro
    registers (`__raSetTrapHandler`), which rejects every call in flight and replaces the instance;
 2. makes a closure of a replaced instance do nothing instead of throwing (a late `fetch` or timer of the old
    instance would otherwise end as an unhandled rejection);
-3. lets `__wbg_reset_state` work for a module without a start function.
+3. lets `__wbg_reset_state` work for a module without a start function;
+4. drops the default `new URL('resumable_agent_bg.wasm', import.meta.url)`: each entry of the package says
+   where the .wasm is (pkg-template/load.js), and a bundler seeing that pattern in the glue that every entry
+   imports would ship the file (or warn about `import.meta`) for entries that never fetch it;
+5. takes a compiled module from another realm as one (an edge runtime's sandbox, as in Next.js, hands the
+   package a `WebAssembly.Module` made outside it: `instanceof` fails, the instance is made all the same).
 
 Each edit must match exactly once, so a wasm-bindgen upgrade that changes the glue fails the build instead
 of silently dropping the guard.
@@ -19,6 +24,10 @@ EDITS = [
     ("queueMicrotask(getObject(arg0));", "queueMicrotask(__raGuarded(getObject(arg0)));"),
     ("throw new Error('Cannot invoke closure from previous WASM instance');", "return undefined;"),
     ("wasm.__wbindgen_start();", "wasm.__wbindgen_start?.();"),
+    ("    if (!(module instanceof WebAssembly.Module)) {",
+     "    if (!(module instanceof WebAssembly.Module) && Object.prototype.toString.call(module) !== '[object WebAssembly.Module]') {"),
+    ("module_or_path = new URL('resumable_agent_bg.wasm', import.meta.url);",
+     "throw new Error('resumable-agent: the glue was started without its .wasm (load.js gives it)');"),
 ]
 
 APPENDIX = """

@@ -101,8 +101,9 @@ const ERRORS = {
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError,
   ReleasedError, InstanceLostError, OutputError, McpError,
 };
-for (const C of Object.values(ERRORS)) {
-  Object.defineProperty(C.prototype, 'name', { value: C.name, writable: true, configurable: true });
+// By the key, not `C.name`: a minifier renames classes (esbuild --minify made ConfigError's name "K").
+for (const [name, C] of Object.entries(ERRORS)) {
+  Object.defineProperty(C.prototype, 'name', { value: name, writable: true, configurable: true });
 }
 
 export function makeError(kind, message, fields) {
