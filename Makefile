@@ -1,5 +1,6 @@
 # make test       - every test: lint, native, wasm (Node), the npm package in Node, TypeScript types, memory
-#                   (tests/leak), both example Workers on local workerd with KV on disk, and Chromium
+#                   (tests/leak), both example Workers on local workerd with KV on disk, Chromium, and the packed
+#                   package built by every build tool users have (tests/build-tools)
 # make demo       - the Rust example Worker under `wrangler dev` (local KV), called with curl-style requests
 # make demo-node  - the multi-turn loop in Node: pause, checkpoint to a file, resume in new processes
 # make demo-browser - the in-browser agent (examples/browser) on http://127.0.0.1:8788/
@@ -14,7 +15,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: tools pkg link worker test test-native test-wasm test-node test-docs test-leak test-workers test-browser test-fuzz test-stress test-llm lint demo demo-node demo-browser bench fuzz stress clean
+.PHONY: tools pkg link worker test test-native test-wasm test-node test-docs test-leak test-workers test-browser test-build-tools test-fuzz test-stress test-llm lint demo demo-node demo-browser bench fuzz stress clean
 
 FUZZ_SECONDS ?= 600
 STRESS_RUNS ?= 5
@@ -63,6 +64,12 @@ test-workers: link worker
 test-browser: link
 	node --test 'tests/browser/*.test.mjs'
 
+# The packed package (npm pack) in esbuild, Rollup, Vite, webpack, Next.js (Turbopack and webpack), wrangler, Node 18/20/22,
+# Deno and Bun: the smallest app built by each and run (pages in Chromium). Tools pinned in tests/build-tools.
+test-build-tools: link
+	@scripts/build-tools-deps.sh
+	node --test --test-concurrency=1 tests/build-tools/build-tools.test.mjs
+
 test-llm: link
 	@scripts/llm-server.sh
 	node --test --test-concurrency=1 'tests/llm/*.test.mjs'
@@ -75,7 +82,7 @@ test-fuzz: tools
 test-stress: link
 	scripts/stress.sh 3 100000
 
-test: lint test-native test-wasm test-node test-docs test-leak test-workers test-browser test-fuzz test-stress
+test: lint test-native test-wasm test-node test-docs test-leak test-workers test-browser test-build-tools test-fuzz test-stress
 
 fuzz: tools
 	scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -96,4 +103,4 @@ bench: link
 	bench/run.sh
 
 clean:
-	rm -rf pkg target node_modules examples/*/node_modules examples/worker/build .wrangler
+	rm -rf pkg target node_modules examples/*/node_modules examples/worker/build .wrangler tests/build-tools/node_modules tests/build-tools/out

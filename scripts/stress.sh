@@ -7,16 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs="${1:-3}"
 resumes="${2:-100000}"
 # Node 22 is the repository's own (package.json); 20 and 24 are installed next to the build output.
-declare -A versions=([20]=20.20.2 [24]=24.21.0)
-for major in "${!versions[@]}"; do
-  dir="target/node-versions/$major"
-  if ! [ -x "$dir/node_modules/.bin/node" ] || ! "$dir/node_modules/.bin/node" --version | grep -qx "v${versions[$major]}"; then
-    mkdir -p "$dir"
-    printf '{"name":"node-%s","private":true,"allowScripts":{"node":true}}\n' "$major" > "$dir/package.json"
-    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "node@${versions[$major]}")
-  fi
-done
-binaries=("target/node-versions/20/node_modules/.bin/node" "node_modules/.bin/node" "target/node-versions/24/node_modules/.bin/node")
+binaries=("$(scripts/node-version.sh 20.20.2)" "node_modules/.bin/node" "$(scripts/node-version.sh 24.21.0)")
 for bin in "${binaries[@]}"; do
   for seed in $(seq 1 "$runs"); do
     started=$(date +%s)

@@ -11,9 +11,8 @@
 // The figure is heapUsed delta + external delta. `external` covers memory V8 holds outside its heap:
 // ArrayBuffer backing stores (`arrayBuffers`, e.g. the Uint8Arrays LangGraph's MemorySaver stores) and wasm
 // linear memory (checked: growing a WebAssembly.Memory by 64 MiB raises external by 64 MiB and leaves
-// arrayBuffers unchanged). For ours the wasm linear memory is also read exactly: the wasm-bindgen glue's
-// initSync() returns the already initialised instance's exports, whose `memory.buffer.byteLength` is its
-// size. Wasm memory never shrinks, so its growth is the run's high-water mark, all of it held by the process
+// arrayBuffers unchanged). For ours the wasm linear memory is also read exactly: the package's memoryUsage()
+// reports its size. Wasm memory never shrinks, so its growth is the run's high-water mark, all of it held by the process
 // while paused (and after).
 import { ANSWER } from './workload.mjs';
 
@@ -22,9 +21,9 @@ const fw = await import(`../frameworks/${name}.mjs`);
 
 let wasmMemory = () => 0;
 if (name === 'ours') {
-  const glue = await import(new URL('./resumable_agent.js', import.meta.resolve('resumable-agent')).href);
-  const wasm = glue.initSync();
-  wasmMemory = () => wasm.memory.buffer.byteLength;
+  const { loadWasm, memoryUsage } = await import('resumable-agent');
+  await loadWasm();
+  wasmMemory = () => memoryUsage().wasmBytes;
 }
 
 const settle = async () => {

@@ -1,0 +1,2 @@
+// No configuration for resumable-agent: what a new user has.
+export default {};
