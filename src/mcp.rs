@@ -557,6 +557,13 @@ impl<H: HttpClient> McpClient<H> {
                 self.cancelled(era, &request).await;
                 return Err(e);
             }
+            // A 2025 call that never answers may be waiting for input asked where this client does not read.
+            Err(mut e)
+                if matches!(era, Era::Legacy { .. }) && method == "tools/call" && e.message.contains("(timeoutMs)") =>
+            {
+                e.message.push_str(STANDALONE_HINT);
+                return Err(e);
+            }
             other => other?,
         };
         let id = request.get("id").cloned().unwrap_or(Value::Null);
@@ -675,6 +682,9 @@ impl<H: HttpClient> McpClient<H> {
         }
     }
 }
+
+/// What a 2025-era call that timed out adds to its error: the likeliest cause, and the fix on the server.
+const STANDALONE_HINT: &str = "; if the tool asks for input with an elicitation/create not related to the call (sent on the session's standalone GET stream, as elicitInput(params) without relatedRequestId does in the MCP TypeScript SDK), this client does not see it: send it related to the call (extra.sendRequest, or elicitInput(params, { relatedRequestId: extra.requestId })), or serve the 2026-07-28 protocol";
 
 /// The `era` member of a paused 2025-era call's state.
 const LEGACY_STATE: &str = "2025-push";

@@ -128,7 +128,7 @@ test('content that misses the requested schema is a DecisionError naming the req
 
 test('a 2025-11-25 server (1.x SDK): listed over a session, results, and push elicitation paused and answered from a new process', async () => {
   const tools = await mcpTools({ url: legacy.url });
-  assert.deepEqual(tools.map((t) => [t.name, t.mcp.protocol]), [['add', '2025-11-25'], ['fails', '2025-11-25'], ['slow', '2025-11-25'], ['book', '2025-11-25']]);
+  assert.deepEqual(tools.map((t) => [t.name, t.mcp.protocol]), [['add', '2025-11-25'], ['fails', '2025-11-25'], ['slow', '2025-11-25'], ['book', '2025-11-25'], ['register', '2025-11-25']]);
   const { model, requests } = recordingModel([
     turn(toolUse('c1', 'add', { a: 40, b: 2 }), toolUse('c2', 'fails', {}), toolUse('c3', 'book', { city: 'Rome' })),
     { content: [{ type: 'text', text: 'done' }] },
@@ -356,4 +356,15 @@ test('a paused checkpoint moved to an agent whose tool of that name is another s
   } finally {
     await other.close();
   }
+});
+
+test('a 2025 server asking on the standalone stream (the SDK examples\' elicitInput without relatedRequestId): the timeout names it and the fix', async () => {
+  const tools = await mcpTools({ url: legacy.url, timeoutMs: 1500 });
+  const model = async (req) => (req.messages.length === 1 ? turn(toolUse('r1', 'register', {})) : { content: [{ type: 'text', text: 'done' }] });
+  const started = Date.now();
+  const err = await agent({ model, tools }).prompt('register me').catch((e) => e);
+  assert.ok(err instanceof McpError, String(err));
+  assert.match(err.message, /timed out after 1500 ms \(timeoutMs\); if the tool asks for input with an elicitation\/create not related to the call .*relatedRequestId: extra\.requestId/);
+  assert.ok(Date.now() - started < 10_000);
+  assert.ok(err.checkpoint, 'with the checkpoint from before the call');
 });

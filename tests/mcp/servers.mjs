@@ -138,8 +138,8 @@ export async function modernServer({ port = 0, token = TOKEN } = {}) {
   return { url: `http://127.0.0.1:${at}/mcp`, port: at, stats, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
 }
 
-/** The 1.x SDK server (2025-11-25, sessions, an event store): tools `add`, `fails`, `slow` and `book` (asks for a
- * date by `elicitation/create` during the call). */
+/** The 1.x SDK server (2025-11-25, sessions, an event store): tools `add`, `fails`, `slow`, `book` (asks for a
+ * date by `elicitation/create` during the call) and `register` (asks on the standalone stream). */
 export async function legacyServer({ port = 0 } = {}) {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
@@ -179,6 +179,16 @@ export async function legacyServer({ port = 0 } = {}) {
       }, ElicitResultSchema);
       if (answer.action !== 'accept') return { content: [{ type: 'text', text: `not booked: ${answer.action}` }] };
       return { content: [{ type: 'text', text: `booked ${city} on ${answer.content.date}` }] };
+    });
+    // As the SDK's own examples ask: elicitInput without relatedRequestId, sent on the session's standalone stream.
+    s.registerTool('register', { description: 'Registers a user (asks on the standalone stream).', inputSchema: {} }, async () => {
+      count('register');
+      const answer = await s.server.elicitInput({
+        mode: 'form',
+        message: 'Your name?',
+        requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      }, { timeout: 5000 }).catch((e) => ({ action: `failed: ${e.message}` }));
+      return { content: [{ type: 'text', text: `registered: ${answer.action}` }] };
     });
     return s;
   };
