@@ -209,6 +209,25 @@ describe('browser builds (no plugin, no copy step, no configuration)', () => {
     }
   });
 
+  test('Vite 6 (build, default targets, and its dev server, whose dependency optimizer moves the package): runs', async () => {
+    const { build, createServer: viteServer } = await need('vite6/dist/node/index.js');
+    const dir = workDir('vite6');
+    await build({ root: dir, base: './', logLevel: 'silent', configFile: false, build: { outDir: join(dir, 'dist'), emptyOutDir: true } });
+    const built = await page(`${base}/vite6/dist/`);
+    note('vite 6 build', { result: built.text, gzipKiB: built.gzipKiB, firstResultMs: built.ms });
+    assert.equal(built.text, FRIDAY, built.console.join('\n'));
+    const port = await freePort();
+    const dev = await viteServer({ root: dir, logLevel: 'silent', configFile: false, server: { host: '127.0.0.1', port, strictPort: true } });
+    await dev.listen();
+    try {
+      const r = await page(`http://127.0.0.1:${port}/`, { sizeOf: false });
+      note('vite 6 dev', { result: r.text, firstResultMs: r.ms, warned: r.console.filter((l) => l.startsWith('warning: resumable-agent')) });
+      assert.equal(r.text, FRIDAY, r.console.join('\n'));
+    } finally {
+      await dev.close();
+    }
+  });
+
   test('webpack 5: runs; the .wasm is its own file', async () => {
     const { default: webpack } = await need('webpack/lib/index.js');
     const dir = workDir('webpack');
