@@ -26,17 +26,19 @@ tools:
 pkg: tools
 	@scripts/build-pkg.sh
 
+# Clippy natively, for the package's full .wasm, and for each smaller variant's feature set (scripts/build-pkg.sh).
 lint: tools
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features reqwest -- -D warnings
-	cargo clippy --target wasm32-unknown-unknown --features js,kv,durable-object --lib -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --features js-all,kv,durable-object --lib -- -D warnings
+	for f in js js-sessions js-providers js-providers,js-sessions; do cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$f --lib -- -D warnings || exit 1; done
 
 test-native: tools
 	cargo test --features reqwest
 
 # Suites marked run_in_browser (IndexedDB) go to headless Chromium, the rest to Node.
 test-wasm: tools
-	CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --features js
+	CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --features js-all
 
 # The tests and examples import the built package by its name.
 link: pkg

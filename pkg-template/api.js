@@ -1,11 +1,15 @@
-// The public API: a thin front over the wasm exports, shared by every entry point (each says where the .wasm
-// is: load.js; it is loaded by the first call that needs it, never at import). It holds no loop rules. Every object it hands out is plain JS: an
-// agent keeps its checked config (a frozen spec), a saver its store (a Map, a KV binding, an IndexedDB
-// connection). Each call builds what it needs in wasm and drops it when its promise settles, so an object
-// the program drops is released by the garbage collector; free() / [Symbol.dispose] release it at once.
-import * as raw from './resumable_agent.js';
-import { ConfigError, ReleasedError, InstanceLostError, checkPlainJson, describe } from './resumable_agent.js';
-import { WasmLoadError, isLoaded, load, loadSync, prefetch } from './load.js';
+// The public API: a thin front over the wasm exports (the .wasm is loaded by the first call that needs it, never at
+// import: load.js). It holds no loop rules. Every object it hands out is plain JS: an agent keeps its checked config
+// (a frozen spec), a saver its store (a Map, a KV binding, an IndexedDB connection). Each call builds what it needs in
+// wasm and drops it when its promise settles, so an object the program drops is released by the garbage collector;
+// free() / [Symbol.dispose] release it at once. The savers (sessions.js), the providers (providers.js) and MCP
+// (mcp.js) are capabilities of their own: a program that does not import them loads a smaller .wasm.
+import { ConfigError, ReleasedError, checkPlainJson, describe } from './errors.js';
+import { isLoaded, load, loadedVariant, needFor } from './load.js';
+import {
+  BUILTIN_MODELS, CHECKED_TOOLS, HOST, Later, MCP_FETCH, SAVERS, TOOL_TEXTS, calls, hostValues, instancesReplaced,
+  needNow, optionsText, registerTool, wasmBytes, withLater,
+} from './internal.js';
 
 export { WasmLoadError, loadWasm } from './load.js';
 
@@ -13,147 +17,13 @@ export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
   InstanceLostError, OutputError, McpError,
-} from './resumable_agent.js';
+} from './errors.js';
 
-// ---- one instance, replaced if it ever traps ------------------------------------------------------------
-// A trap (in practice: out of memory) poisons a WebAssembly instance. Every call goes through `wasm` below:
-// calls in flight are tracked, and on a trap each is rejected with InstanceLostError and the instance is
-// replaced (__wbg_reset_state), so every promise settles and later calls work. Traps inside the futures'
-// microtasks reach lose() through the guard scripts/guard-glue.py puts into the glue.
-
-const inFlight = new Set();
-let replaced = 0;
-
-function lose(trap) {
-  const pending = [...inFlight];
-  inFlight.clear();
-  try {
-    raw.__wbg_reset_state();
-    replaced += 1;
-  } catch {
-    // Could not even instantiate again: later calls fail with their own errors.
-  }
-  const error = new InstanceLostError(
-    `the WebAssembly instance failed (${trap?.message ?? trap}) and was replaced; the ${pending.length} call(s) in flight were lost: continue them from their last saved checkpoint (a session: session.resume())`,
-    { cause: trap },
-  );
-  for (const reject of pending) reject(error);
-  return error;
-}
-raw.__raSetTrapHandler(lose);
-
-const isTrap = (e) => e instanceof WebAssembly.RuntimeError;
-
-function guardSync(f) {
-  try {
-    return f();
-  } catch (e) {
-    throw isTrap(e) ? lose(e) : e;
-  }
-}
-
-function guardAsync(f) {
-  return new Promise((resolve, reject) => {
-    inFlight.add(reject);
-    const settle = (how) => (v) => { inFlight.delete(reject); how(v); };
-    let p;
-    try {
-      p = f();
-    } catch (e) {
-      inFlight.delete(reject);
-      reject(isTrap(e) ? lose(e) : e);
-      return;
-    }
-    p.then(settle(resolve), settle(reject));
-  });
-}
-
-/** The promise of `f()` once the wasm is loaded: called at once when it is (no extra turn of the microtask queue). */
-function loaded(f) {
-  if (!isLoaded()) return load().then(f);
-  try {
-    return f();
-  } catch (e) {
-    return Promise.reject(e);
-  }
-}
-
-/** Loads the wasm synchronously for a call that cannot wait; WasmLoadError when it cannot be. */
-function needNow(what) {
-  if (isLoaded() || loadSync()) return;
-  throw new WasmLoadError(`resumable-agent: ${what} needs the package's WebAssembly, which this page is still loading`, {
-    fix: 'await loadWasm() before calling it (or call it after the first agent call)',
-  });
-}
-
-/** Loads the wasm synchronously if the entry can (Node, Workers, an inlined build); true when it is there. */
-function loadedNow() {
-  if (isLoaded()) return true;
-  try {
-    return loadSync();
-  } catch {
-    // Not now: the first call that needs it reports why (WasmLoadError).
-    return false;
-  }
-}
-
-/**
- * What the core makes for a synchronous call (a tool's check, an agent's, a provider's, a saver's, a session's):
- * made at once when the wasm is there or can be loaded synchronously (Node, Workers, an inlined build), so a
- * ConfigError is thrown by the call itself; on a page still fetching the .wasm, made by the first call that
- * needs it, which then rejects with that error.
- */
-class Later {
-  #make;
-  #value;
-  #error;
-  #done = false;
-  constructor(make) {
-    this.#make = make;
-    if (loadedNow()) this.get();
-    else prefetch();
-  }
-
-  /** Its value (the wasm must be loaded); throws what making it threw. */
-  get() {
-    if (!this.#done) {
-      this.#done = true;
-      try {
-        this.#value = this.#make();
-      } catch (e) {
-        this.#error = e;
-      }
-      this.#make = undefined;
-    }
-    if (this.#error !== undefined) throw this.#error;
-    return this.#value;
-  }
-}
-
-const ASYNC = [
-  'prompt', 'resume', 'sessionRun', 'sessionCheckpoint', 'sessionHistory', 'sessionLabel', 'sessionRestore', 'sessionSave',
-  'sessionDelete', 'sessionSettle', 'sessionReplay', 'listSessions', 'saverCall', 'modelComplete', 'mcpList',
-];
-const SYNC = ['checkAgent', 'checkTool', 'saverSpec', 'saverAbout', 'providerSpec', 'scriptedSpec', 'checkSession', 'assertComplete', 'memoryUsage', 'conditionHolds'];
-const wasm = {};
-for (const name of ASYNC) wasm[name] = (...args) => guardAsync(() => loaded(() => guardSync(() => raw[name](...args))));
-for (const name of SYNC) wasm[name] = (...args) => guardSync(() => raw[name](...args));
-Object.freeze(wasm);
-
-// ---- options objects as JSON ---------------------------------------------------------------------------
-// Every options object is read and checked by the core (unknown keys refused with the nearest known one);
-// what JSON cannot hold stays here: a function or another host object is written as HOST, so the core sees
-// that it was given.
-
-const HOST = '\u0000function';
-const hostValues = (_key, value) => (typeof value === 'function' ? HOST : value);
-
-/** An options object as the JSON text the core reads; `undefined` when it was not given. */
-function optionsText(options, what) {
-  if (options === undefined || options === null) return 'null';
-  if (typeof options !== 'object' || Array.isArray(options)) throw new ConfigError(`${what}: expected an options object, got ${describe(options)}`);
-  return JSON.stringify(options, hostValues);
-}
+const wasm = calls({
+  async: ['prompt', 'resume', 'sessionRun', 'sessionCheckpoint', 'sessionHistory', 'sessionLabel', 'sessionRestore', 'sessionSave',
+    'sessionDelete', 'sessionSettle', 'sessionReplay', 'listSessions', 'modelComplete'],
+  sync: ['checkAgent', 'checkTool', 'scriptedSpec', 'checkSession', 'assertComplete'],
+});
 
 // ---- the schema builder --------------------------------------------------------------------------------
 
@@ -227,9 +97,6 @@ function compileSchema(schema, where, anyField = false) {
 
 // ---- tools ---------------------------------------------------------------------------------------------
 
-/** Tools that came out of defineTool: frozen and already checked. */
-const CHECKED_TOOLS = new WeakSet();
-
 /**
  * What the core answered for a config text it checked, kept for the same text (a Worker defines its tools
  * and builds its agent per request, from the same config): a check is a pure function of the text. Bounded;
@@ -247,8 +114,6 @@ function remembered(cache, limit, text, check) {
 }
 const TOOL_CHECKS = new Map();
 const AGENT_CHECKS = new Map();
-/** The JSON text of each checked tool's definition, as the core checked it: an agent's config text is made of them. */
-const TOOL_TEXTS = new WeakMap();
 
 /**
  * Checks a tool (`{ name, description?, schema, handle, needsApproval?, onExpire? }`) and compiles its schema:
@@ -270,8 +135,7 @@ function checkedTool(def, path) {
   new Later(() => remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true));
   const { name, description = '', handle, needsApproval, onExpire } = def;
   const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
-  CHECKED_TOOLS.add(tool);
-  TOOL_TEXTS.set(tool, text);
+  registerTool(tool, text);
   return tool;
 }
 
@@ -290,36 +154,6 @@ function withMember(text, key, value) {
   return `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(value)}}`;
 }
 
-/**
- * The tools of an MCP server (Streamable HTTP), usable in `agent({ tools })` beside `defineTool` tools:
- * `mcpTools({ url, headers?, prefix?, timeoutMs?, signal? })`. The protocol is negotiated once here
- * (2026-07-28, falling back to 2025-11-25) and each call goes to the server. `headers` (a bearer token) are
- * sent with every request and never appear on the tools, in a checkpoint, an event or an error.
- * Rejects with McpError (`.server`, `.status`) when the server cannot be reached or refuses.
- */
-export async function mcpTools(options) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new ConfigError(`mcpTools(options): expected { url, headers?, prefix?, timeoutMs? }, got ${describe(options)}`);
-  }
-  const { signal, fetch, ...rest } = options;
-  if (fetch !== undefined && typeof fetch !== 'function') throw new ConfigError(`mcpTools(options).fetch: expected a function like fetch, got ${describe(fetch)}`);
-  const listed = JSON.parse(await wasm.mcpList(JSON.stringify(rest, hostValues), signal, fetch));
-  const where = { url: rest.url, headers: rest.headers, timeoutMs: rest.timeoutMs, maxResponseBytes: rest.maxResponseBytes, protocol: listed.protocol, session: listed.session ?? undefined };
-  return listed.tools.map((t) => {
-    const text = JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema, mcp: { ...where, tool: t.tool } });
-    wasm.checkTool(text, `mcpTools(options): tool ${JSON.stringify(t.name)}`);
-    // What the program sees: no header (the token stays in the text the agent reads).
-    const mcp = Object.freeze({ server: new URL(rest.url).origin, tool: t.tool, protocol: listed.protocol });
-    const tool = Object.freeze({ name: t.name, description: t.description, inputSchema: t.inputSchema, mcp });
-    CHECKED_TOOLS.add(tool);
-    TOOL_TEXTS.set(tool, text);
-    if (fetch) MCP_FETCH.set(tool, fetch);
-    return tool;
-  });
-}
-/** The `fetch` an MCP tool's calls go through, when `mcpTools({ fetch })` gave one (it takes the code's place). */
-const MCP_FETCH = new WeakMap();
-
 /** Checks a tool definition at once (throws ConfigError naming what is wrong). */
 export const defineTool = (def) => checkedTool(def, 'defineTool');
 /** Type guard: the run paused for a human. */
@@ -330,16 +164,13 @@ export function assertComplete(result) {
   needNow('assertComplete()');
   return wasm.assertComplete(result);
 }
-/** `{ wasmBytes, instancesReplaced }`: the size of this package's WebAssembly memory, and how often a trapped instance was replaced. */
+/** `{ wasmBytes, instancesReplaced, variant }`: the size of this package's WebAssembly memory, how often a trapped
+ * instance was replaced, and which variant of the .wasm is loaded (null before the first call). */
 export function memoryUsage() {
-  return { ...(isLoaded() ? wasm.memoryUsage() : { wasmBytes: 0 }), instancesReplaced: replaced };
+  return { wasmBytes: wasmBytes(), instancesReplaced: instancesReplaced(), variant: loadedVariant() };
 }
 
 const dispose = Symbol.dispose ?? Symbol.for('Symbol.dispose');
-
-// Models and savers written in Rust, by the function or object handed out: a run calls them directly. A
-// WeakMap keeps the specs (API keys among them) out of reach and lets them go with their owner.
-const BUILTIN_MODELS = new WeakMap();
 
 const released = (what) => new ReleasedError(`${what} was released (free() or the end of a using block); create a new one`);
 
@@ -360,12 +191,12 @@ class Agent {
 
   async prompt(message, options) {
     const spec = Agent.spec(this, 'prompt');
-    return withEnd((o) => loaded(() => wasm.prompt(spec.get(), message, o)), options);
+    return withEnd((o) => withLater(spec, (s) => wasm.prompt(s, message, o)), options);
   }
 
   async resume(checkpoint, answer, options) {
     const spec = Agent.spec(this, 'resume');
-    return withEnd((o) => loaded(() => wasm.resume(spec.get(), checkpoint, answer, o)), options);
+    return withEnd((o) => withLater(spec, (s) => wasm.resume(s, checkpoint, answer, o)), options);
   }
 
   stream(input, options) {
@@ -373,12 +204,14 @@ class Agent {
     if (input == null || typeof input !== 'object') {
       throw new ConfigError('stream(input): expected { prompt } or { checkpoint, answer? }');
     }
-    if (typeof input.prompt === 'string') return eventStream((o) => loaded(() => wasm.prompt(spec.get(), input.prompt, o)), options);
-    if ('checkpoint' in input) return eventStream((o) => loaded(() => wasm.resume(spec.get(), input.checkpoint, input.answer, o)), options);
+    if (typeof input.prompt === 'string') return eventStream((o) => withLater(spec, (s) => wasm.prompt(s, input.prompt, o)), options);
+    if ('checkpoint' in input) return eventStream((o) => withLater(spec, (s) => wasm.resume(s, input.checkpoint, input.answer, o)), options);
     throw new ConfigError('stream(input): expected { prompt: string } or { checkpoint, answer? }');
   }
 
   session(saver, id, options) {
+    // A session needs the .wasm's sessions (a program that never imported a saver loads them now).
+    needFor('sessions', 'agent.session()');
     return new Session(Agent.spec(this, 'session'), saver, id, options);
   }
 
@@ -391,15 +224,16 @@ class Session {
   #parts;
 
   constructor(agentSpec, saver, id, options) {
-    const store = Saver.spec(saver);
+    const store = SAVERS.specOf(saver);
     const text = optionsText(options, 'session options');
     // What every call hands the core: the agent, the saver (a built-in's spec, or the user's own), the id and
     // the options; `waitUntil` is called with the background work a call leaves (see settle()).
     const waitUntil = options?.waitUntil;
+    if (store === null) throw released('this saver');
     this.#parts = new Later(() => {
       wasm.checkSession(saver, store !== undefined, id, text);
       return { agent: agentSpec.get(), store: store?.get(), saver, id, options: text, waitUntil };
-    });
+    }, store ? [agentSpec, store] : [agentSpec]);
     this.#id = id;
   }
 
@@ -412,10 +246,10 @@ class Session {
     if (later === null) throw released('this session');
     const check = () => {
       const parts = later.get();
-      if (parts.store === null || (parts.store !== undefined && Saver.spec(parts.saver) === null)) throw released('the saver of this session');
+      if (parts.store !== undefined && SAVERS.specOf(parts.saver) === null) throw released('the saver of this session');
       return parts;
     };
-    return isLoaded() ? check() : load().then(check);
+    return loadedParts(check);
   }
 
   get id() { return this.#parts === null ? undefined : this.#id; }
@@ -482,69 +316,17 @@ class Session {
   [dispose]() { this.free(); }
 }
 
+/** `check()` now when the wasm is loaded, else its promise once it is. */
+function loadedParts(check) {
+  if (isLoaded()) return check();
+  return load().then(check);
+}
+
 /** `f(parts)` with a session's parts (given, or a promise of them while the wasm loads). */
 const withParts = (parts, f) => (parts instanceof Promise ? parts.then(f) : f(parts));
 
 /** One session call, as `withEnd`/`eventStream` start it with the call's options. */
 const run = (parts, turn, value) => (o) => withParts(parts, (p) => wasm.sessionRun(p, turn, value, o));
-
-/** The sessions stored in `saver` (their latest checkpoints' summaries, not their history). */
-export async function listSessions(saver, prefix) {
-  const store = Saver.spec(saver);
-  if (store === null) throw released('this saver');
-  await loaded(() => {});
-  if (store === undefined) wasm.checkSession(saver, false, 'x', 'null');
-  return wasm.listSessions(store?.get(), saver, prefix ?? '');
-}
-
-/** A saver implemented in Rust: `get`, `put`, `delete`, `exists`, `list(prefix?)`, each a promise. */
-class Saver {
-  #spec;
-  constructor(spec) { this.#spec = spec; }
-
-  /** The spec of a built-in saver (null once released); undefined for any other object. */
-  static spec(saver) {
-    return saver != null && typeof saver === 'object' && #spec in saver ? saver.#spec : undefined;
-  }
-
-  static #call(self, op, key, value, condition) {
-    if (self == null || typeof self !== 'object' || !(#spec in self)) return Promise.reject(detached('Saver', op));
-    const spec = self.#spec;
-    if (spec === null) return Promise.reject(released('this saver'));
-    return loaded(() => wasm.saverCall(spec.get(), op, key, value, condition));
-  }
-
-  /** What the core says of its store (`{ compareAndSet, maxValueBytes }`), once the wasm is there. */
-  static #about(self, what) {
-    if (self.#spec === null) return undefined;
-    needNow(`saver.${what}`);
-    return wasm.saverAbout(self.#spec.get());
-  }
-
-  get(key) { return Saver.#call(this, 'get', key); }
-  /** `condition`: `{ ifAbsent: true }` or `{ ifStep: n }` (compare-and-set; SaverError code CONFLICT). */
-  put(key, checkpoint, condition) { return Saver.#call(this, 'put', key, checkpoint, condition); }
-  /** True when conditional puts are atomic (memory, file, IndexedDB, Durable Object; not KV). */
-  get compareAndSet() { return Saver.#about(this, 'compareAndSet')?.compareAndSet ?? false; }
-  /** The largest value the store takes, in bytes, when it has a limit. */
-  get maxValueBytes() { return Saver.#about(this, 'maxValueBytes')?.maxValueBytes; }
-  delete(key) { return Saver.#call(this, 'delete', key); }
-  exists(key) { return Saver.#call(this, 'exists', key); }
-  list(prefix) { return Saver.#call(this, 'list', prefix); }
-
-  free() {
-    const spec = this.#spec;
-    this.#spec = null;
-    let slot;
-    try {
-      slot = isLoaded() ? spec?.get()?.slot : undefined;
-    } catch {
-      // a saver whose options were refused holds nothing
-    }
-    if (slot?.db) { slot.db.close(); slot.db = undefined; }
-  }
-  [dispose]() { this.free(); }
-}
 
 /** `config.checkpointKeys` with each secret as the core reads it: a string (its UTF-8 bytes) or an array of bytes. */
 function keysJson(given) {
@@ -589,187 +371,14 @@ export function agent(config) {
     // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
     spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
     return Object.freeze(spec);
-  }));
+  }, builtin ? [builtin] : []));
 }
 
-/** True when a put's `condition` holds for what is stored (`summary`: its stored summary text, or undefined):
- * the compare-and-set rule (the core's), for the savers written in JS (memory, file, Durable Object). */
-export function conditionHolds(condition, summary) {
-  if (condition == null) return true;
-  needNow('conditionHolds()');
-  return wasm.conditionHolds(condition, summary);
-}
-
-/** A saver in memory (this process or tab only): a text store over a Map, read and written synchronously. */
-export function memorySaver() {
-  const map = new Map();
-  return textStoreSaver({
-    compareAndSet: true,
-    getText: (key) => map.get(key)?.[0] ?? null,
-    getMany: (keys) => keys.map((key) => map.get(key)?.[0] ?? null),
-    putText(key, value, summary, condition) {
-      const held = map.get(key);
-      if (!conditionHolds(condition, held?.[1])) {
-        throw Object.assign(new Error(`key ${JSON.stringify(key)} changed`), { code: 'CONFLICT' });
-      }
-      map.set(key, [value, summary]);
-    },
-    delete(key) { map.delete(key); },
-    list: (prefix = '') => [...map].filter(([k]) => k.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, [, summary]]) => ({ key, summary })),
-  });
-}
-
-/** Checkpoints in Workers KV; summaries in each key's metadata. */
-export function kvSaver(namespace, options) {
-  const text = optionsText(options, 'kvSaver options');
-  return new Saver(new Later(() => wasm.saverSpec('kv', namespace, text)));
-}
-
-/** Checkpoints in IndexedDB (browsers, Web Workers). */
-export function indexedDbSaver(options) {
-  const text = optionsText(options, 'indexedDbSaver options');
-  return new Saver(new Later(() => wasm.saverSpec('indexeddb', undefined, text)));
-}
-
-/**
- * A saver over a store written in JS at the text level: `{ getText(key), putText(key, value, summary,
- * condition), delete(key), list(prefix), getMany?(keys), compareAndSet, maxValueBytes? }` (the memory, file and
- * Durable Object savers). `list` answers `[{ key, summary }]` sorted by key.
- */
-export function textStoreSaver(store) {
-  return new Saver(new Later(() => wasm.saverSpec('text', store, 'null')));
-}
-
-// ---- Durable Objects -----------------------------------------------------------------------------------
-
-const DO_MAX_VALUE_BYTES = 2 * 1024 * 1024;
-
-function storeError(code, message) {
-  const e = new Error(message);
-  e.code = code;
-  return e;
-}
-
-/**
- * Checkpoints in a Durable Object (`env.CHECKPOINTS`, bound to the exported CheckpointStore class): strongly
- * consistent, compare-and-set, values up to 2 MB. `name` picks the object (default "default"): one object
- * serialises every session in it; shard by giving each user or tenant its own name.
- */
-export function durableObjectSaver(namespace, options = {}) {
-  if (namespace == null || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
-    throw new ConfigError('durableObjectSaver(namespace): expected a Durable Object namespace binding such as env.CHECKPOINTS');
-  }
-  for (const k of Object.keys(options ?? {})) if (k !== 'name') throw new ConfigError(`durableObjectSaver options.${k}: unknown option (known: name)`);
-  const name = options?.name ?? 'default';
-  if (typeof name !== 'string' || name === '') throw new ConfigError('durableObjectSaver options.name: expected a non-empty string');
-  let stub;
-  const call = async (body) => {
-    stub ??= namespace.get(namespace.idFromName(name));
-    const res = await stub.fetch('https://checkpoint-store.invalid/', { method: 'POST', body: JSON.stringify(body) });
-    const out = await res.json();
-    if (out.error) throw storeError(out.code ?? 'BACKEND', out.error);
-    return out;
-  };
-  return textStoreSaver({
-    compareAndSet: true,
-    maxValueBytes: DO_MAX_VALUE_BYTES,
-    async getText(key) { return (await call({ op: 'get', key })).value; },
-    async getMany(keys) { return (await call({ op: 'getMany', keys })).values; },
-    async putText(key, value, summary, condition) { await call({ op: 'put', key, value, summary, condition: condition ?? null }); },
-    async delete(key) { await call({ op: 'delete', key }); },
-    async list(prefix) { return (await call({ op: 'list', prefix })).entries; },
-  });
-}
-
-/**
- * The Durable Object class behind durableObjectSaver: export it from your Worker and bind it
- * (`[[durable_objects.bindings]] name = "CHECKPOINTS", class_name = "CheckpointStore"`, with a
- * `new_sqlite_classes` migration). Each key is two entries — `v:<key>` (the checkpoint's JSON) and `s:<key>`
- * (its summary), written together — so a listing reads summaries only. A conditional write compares and
- * writes within one request, which nothing else interleaves with.
- */
-export class CheckpointStore {
-  constructor(ctx) {
-    this.storage = ctx.storage;
-  }
-
-  async fetch(request) {
-    let body;
-    try {
-      body = await request.json();
-    } catch {
-      return Response.json({ error: 'expected a JSON body', code: 'BACKEND' }, { status: 400 });
-    }
-    const { op, key, value, summary, condition, prefix } = body;
-    try {
-      switch (op) {
-        case 'get': return Response.json({ value: (await this.storage.get(`v:${key}`)) ?? null });
-        case 'getMany': {
-          // storage.get takes at most 128 keys at once.
-          const keys = Array.isArray(body.keys) ? body.keys.map((k) => `v:${k}`) : [];
-          const values = [];
-          for (let i = 0; i < keys.length; i += 128) {
-            const found = await this.storage.get(keys.slice(i, i + 128));
-            for (const k of keys.slice(i, i + 128)) values.push(found.get(k) ?? null);
-          }
-          return Response.json({ values });
-        }
-        case 'put': {
-          if (new TextEncoder().encode(value).length > DO_MAX_VALUE_BYTES) {
-            return Response.json({ error: `value for ${JSON.stringify(key)} is over ${DO_MAX_VALUE_BYTES} bytes`, code: 'TOO_LARGE' });
-          }
-          if (condition) {
-            const current = await this.storage.get(`s:${key}`);
-            if (!conditionHolds(condition, current)) {
-              return Response.json({ error: `key ${JSON.stringify(key)} changed`, code: 'CONFLICT' });
-            }
-          }
-          await this.storage.put({ [`v:${key}`]: value, [`s:${key}`]: summary });
-          return Response.json({ ok: true });
-        }
-        case 'delete': await this.storage.delete([`v:${key}`, `s:${key}`]); return Response.json({ ok: true });
-        case 'list': {
-          const found = await this.storage.list({ prefix: `s:${prefix ?? ''}` });
-          return Response.json({ entries: [...found].map(([k, s]) => ({ key: k.slice(2), summary: s })) });
-        }
-        default: return Response.json({ error: `unknown operation ${JSON.stringify(op)}`, code: 'BACKEND' }, { status: 400 });
-      }
-    } catch (e) {
-      return Response.json({ error: String(e?.message ?? e), code: 'BACKEND' }, { status: 500 });
-    }
-  }
-}
-
-/** A model the core implements, as a function; `spec` is what the core made of its options. */
+/** A model the core implements (a script), as a function; `spec` is what the core made of it. */
 function builtinModel(spec) {
-  const model = (request) => loaded(() => wasm.modelComplete(spec.get(), request));
+  const model = (request) => withLater(spec, (s) => wasm.modelComplete(s, request));
   BUILTIN_MODELS.set(model, spec);
   return model;
-}
-
-/** A provider's options as the core reads them; its AbortSignal stays here. */
-function providerModel(kind, options) {
-  const text = optionsText(options, `${kind}(options)`);
-  const signal = options?.signal;
-  return builtinModel(new Later(() => wasm.providerSpec(kind, text, signal)));
-}
-
-/** The Anthropic Messages API over fetch. */
-export const anthropic = (options) => providerModel('anthropic', options);
-
-/** OpenAI Chat Completions (and compatible servers) over fetch. */
-export const openai = (options) => providerModel('openai', options);
-
-/** The OpenAI Responses API (and Open Responses servers) over fetch; stateless by default (store: false). */
-export const openaiResponses = (options) => providerModel('openai-responses', options);
-
-/** The Gemini API over fetch; each thought signature is kept in the checkpoint on its part. */
-export const gemini = (options) => providerModel('gemini', options);
-
-/** Workers AI through its binding. */
-export function workersAI(binding, options) {
-  const text = optionsText(options, 'workersAI(binding, options)');
-  return builtinModel(new Later(() => wasm.providerSpec('workers-ai', text, binding)));
 }
 
 /** A model that plays `responses` back: response k answers a conversation holding k assistant messages. */

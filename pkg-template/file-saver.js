@@ -11,7 +11,8 @@ import { link, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from '
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { textStoreSaver, conditionHolds, ConfigError } from './api.js';
+import { ConfigError } from './errors.js';
+import { textStoreSaver, conditionHolds } from './sessions.js';
 
 const SUFFIX = '.ckpt';
 const LOCK = '.lock';

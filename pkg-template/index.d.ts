@@ -772,18 +772,29 @@ export function agent<C extends AgentConfig>(config: NoExtraKeys<C, AgentConfig>
 /** The sessions stored in a saver (their latest checkpoints' summaries, not their history entries). */
 export function listSessions(saver: Saver, prefix?: string): Promise<SavedCheckpoint[]>;
 
-/** The size of this package's WebAssembly memory (it only grows), to watch a long-lived isolate. */
-export function memoryUsage(): { wasmBytes: number; instancesReplaced: number };
+/**
+ * The size of this package's WebAssembly memory (it only grows), to watch a long-lived isolate; how often a trapped
+ * instance was replaced; and which variant of the `.wasm` is loaded (null before the first call that needs it): the
+ * package loads the smallest one with what the program imports (`core`, `sessions`, `providers`,
+ * `providers_sessions` or `full`; see the README's sizes).
+ */
+export function memoryUsage(): { wasmBytes: number; instancesReplaced: number; variant: WasmVariant | null };
+
+/** A variant of the package's `.wasm`: the core, plus sessions and savers, the providers, or everything (MCP too). */
+export type WasmVariant = 'core' | 'sessions' | 'providers' | 'providers_sessions' | 'full';
+
+/** Where `loadWasm()` may take the `.wasm` from. */
+export type WasmSource = string | URL | Response | PromiseLike<Response> | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
 
 /**
- * Loads the package's WebAssembly now (it is otherwise loaded by the first call that needs it, never at import),
- * from `from` when given — a URL, a Response (or a promise of one), the bytes or a compiled module — instead of
- * where the package's entry for your runtime looks. Use it to load early, to see a failure at start-up, or when
- * your build puts the `.wasm` somewhere else. Rejects with WasmLoadError.
+ * Loads the package's WebAssembly now (it is otherwise loaded by the first call that needs it, never at import) —
+ * the variant with what the program imports — from `from` when given, instead of where the package's entry for your
+ * runtime looks: a function of the variant's file name (`resumable_agent_core_bg.wasm`, ...) answering a URL, a
+ * Response, bytes or a compiled module (or undefined: where the package looks); or one of those for the variant
+ * that is loaded. Use it to load early, to see a failure at start-up, or when your build puts the `.wasm` files
+ * somewhere else. Rejects with WasmLoadError.
  */
-export function loadWasm(
-  from?: string | URL | Response | PromiseLike<Response> | ArrayBuffer | ArrayBufferView | WebAssembly.Module,
-): Promise<void>;
+export function loadWasm(from?: WasmSource | ((file: string) => WasmSource | undefined)): Promise<void>;
 
 // ---- savers ----------------------------------------------------------------------------------------------
 

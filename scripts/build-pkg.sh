@@ -1,33 +1,61 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/: wasm-pack (web target) -> wasm-opt (npm binaryen) -> pkg-template merged in.
+# Builds the npm package into pkg/. The .wasm is built in variants, each with only some capabilities on top of the
+# core (cargo features js-*): a page loads the smallest variant that has what the program imported, so a program
+# that uses no provider, session or MCP ships the core alone. Each variant: wasm-pack (web target) -> wasm-opt (npm
+# binaryen). Then pkg-template/ is merged in, and the variants' loaders are written (scripts/variant-loaders.mjs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
+# name:cargo features. The order is the order in which a page prefers them (smallest first); `full` has everything.
+VARIANTS=(core:js sessions:js-sessions providers:js-providers providers_sessions:js-providers,js-sessions full:js-all)
 stamp=pkg/package.json
-if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh scripts/inline-wasm.mjs scripts/pkg-meta.mjs scripts/heap-abi scripts/strip-reference-types.py scripts/guard-glue.py -newer "$stamp" -print -quit)" ]; then
+if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh scripts/variant-loaders.mjs scripts/pkg-meta.mjs scripts/heap-abi scripts/strip-reference-types.py scripts/guard-glue.py -newer "$stamp" -print -quit)" ]; then
   exit 0
 fi
 
+build() {
+  local name="${1%%:*}" features="${1#*:}" target="$2"
+  local out="target/pkg-out/$name"
+  rm -rf "$out"
+  # Without reference types: wasm-bindgen then keeps JS values in a JS-side slab, not an externref table (see
+  # scripts/heap-abi/wasm-bindgen for why). Its own target dir, so test builds keep their flags and cache.
+  PATH="$PWD/scripts/heap-abi:$PATH" RUSTFLAGS="-C target-feature=-reference-types" CARGO_TARGET_DIR="$PWD/$target" \
+    wasm-pack --quiet build --target web --release --no-pack --out-dir "$out" --out-name "resumable_agent_$name" \
+    -- --no-default-features --features "$features"
+}
+
 rm -rf pkg
-# Without reference types: wasm-bindgen then keeps JS values in a JS-side slab, not an externref table (see
-# scripts/heap-abi/wasm-bindgen for why). Its own target dir, so test builds keep their flags and cache.
-PATH="$PWD/scripts/heap-abi:$PATH" RUSTFLAGS="-C target-feature=-reference-types" CARGO_TARGET_DIR="$PWD/target/pkg" \
-  wasm-pack --quiet build --target web --release --no-pack --out-dir pkg --out-name resumable_agent -- --features js
-if grep -q externref pkg/resumable_agent.js; then
-  echo "build-pkg: the glue still uses an externref table" >&2
-  exit 1
-fi
-python3 scripts/guard-glue.py pkg/resumable_agent.js
-# Debian's old binaryen silently breaks the .wasm; npm's is current. Features come from the module itself.
-wasm-opt -Oz pkg/resumable_agent_bg.wasm -o pkg/resumable_agent_bg.wasm
+mkdir -p pkg
+# Two at a time in two target directories: a release build's link (LTO, one codegen unit) keeps one core busy.
+pids=()
+for i in "${!VARIANTS[@]}"; do
+  build "${VARIANTS[$i]}" "target/pkg$((i % 2))" &
+  pids+=($!)
+  if (( ${#pids[@]} == 2 )); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+for v in "${VARIANTS[@]}"; do
+  name="${v%%:*}"
+  out="target/pkg-out/$name"
+  glue="$out/resumable_agent_$name.js"
+  if grep -q externref "$glue"; then
+    echo "build-pkg: the $name glue still uses an externref table" >&2
+    exit 1
+  fi
+  python3 scripts/guard-glue.py "$glue"
+  # Debian's old binaryen silently breaks the .wasm; npm's is current. Features come from the module itself.
+  wasm-opt -Oz "$out/resumable_agent_${name}_bg.wasm" -o "pkg/resumable_agent_${name}_bg.wasm"
+  cp "$glue" pkg/
+  # Every variant's glue imports the same snippets (the error classes, Web Crypto): one copy, one set of classes.
+  cp -r "$out/snippets" pkg/
+done
 cp pkg-template/* pkg/
-# The .wasm inlined, for builds that do not ship it as a file (inline.js; node.js and browser.js fall back to it).
-node scripts/inline-wasm.mjs pkg/resumable_agent_bg.wasm pkg/wasm-inline.js
+node scripts/variant-loaders.mjs pkg "${VARIANTS[@]}"
 node scripts/pkg-meta.mjs pkg/package.json
 touch "$stamp"
-# wasm-pack's generated typings describe the raw exports; index.d.ts is the public contract.
-rm -f pkg/resumable_agent.d.ts pkg/resumable_agent_bg.wasm.d.ts pkg/.gitignore
-raw=$(wc -c < pkg/resumable_agent_bg.wasm)
-gz=$(gzip -9 -c pkg/resumable_agent_bg.wasm | wc -c)
-printf 'pkg/: resumable_agent_bg.wasm %s bytes, %s bytes gzip (%.1f KiB)\n' "$raw" "$gz" "$(echo "$gz/1024" | bc -l)"
+for v in "${VARIANTS[@]}"; do
+  wasm="pkg/resumable_agent_${v%%:*}_bg.wasm"
+  gz=$(gzip -9 -c "$wasm" | wc -c)
+  printf 'pkg/: %-20s %8s bytes, %7s bytes gzip (%.1f KiB)\n' "${v%%:*}" "$(wc -c < "$wasm")" "$gz" "$(echo "$gz/1024" | bc -l)"
+done

@@ -18,6 +18,7 @@ microtask; a trap there escapes as an uncaught exception (Node exits) and no pro
 Each edit must match exactly once, so a wasm-bindgen upgrade that changes the glue fails the build instead
 of silently dropping the guard.
 """
+import re
 import sys
 
 EDITS = [
@@ -26,9 +27,10 @@ EDITS = [
     ("wasm.__wbindgen_start();", "wasm.__wbindgen_start?.();"),
     ("    if (!(module instanceof WebAssembly.Module)) {",
      "    if (!(module instanceof WebAssembly.Module) && Object.prototype.toString.call(module) !== '[object WebAssembly.Module]') {"),
-    ("module_or_path = new URL('resumable_agent_bg.wasm', import.meta.url);",
-     "throw new Error('resumable-agent: the glue was started without its .wasm (load.js gives it)');"),
 ]
+
+# The default URL of the variant's .wasm (`resumable_agent_<variant>_bg.wasm`), dropped: see 4. above.
+DEFAULT_URL = re.compile(r"module_or_path = new URL\('resumable_agent_\w+_bg\.wasm', import\.meta\.url\);")
 
 APPENDIX = """
 // ---- added by scripts/guard-glue.py ----
@@ -55,6 +57,9 @@ def main(path):
         if n != 1:
             sys.exit(f"guard-glue: expected exactly one {old!r} in {path}, found {n}")
         text = text.replace(old, new)
+    text, n = DEFAULT_URL.subn("throw new Error('resumable-agent: the glue was started without its .wasm (load.js gives it)');", text)
+    if n != 1:
+        sys.exit(f"guard-glue: expected exactly one default .wasm URL in {path}, found {n}")
     if "export function __wbg_reset_state" not in text:
         sys.exit(f"guard-glue: {path} has no __wbg_reset_state (wasm-bindgen run without the flag?)")
     open(path, "w", encoding="utf-8").write(text + APPENDIX)

@@ -23,18 +23,18 @@ pub mod sse;
 use crate::model::{Delta, DeltaSink};
 use sse::{SseEvent, SseParser};
 
-#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+#[cfg(all(target_arch = "wasm32", feature = "fetch"))]
 pub(crate) mod fetch;
 #[cfg(all(not(target_arch = "wasm32"), feature = "reqwest"))]
 mod native;
-#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+#[cfg(all(target_arch = "wasm32", feature = "fetch"))]
 mod workers_ai;
 
-#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+#[cfg(all(target_arch = "wasm32", feature = "fetch"))]
 pub use fetch::FetchClient;
 #[cfg(all(not(target_arch = "wasm32"), feature = "reqwest"))]
 pub use native::ReqwestClient;
-#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "fetch")))]
+#[cfg(all(target_arch = "wasm32", feature = "fetch"))]
 pub use workers_ai::WorkersAi;
 
 /// Whether the model must call a tool (`toolChoice` in the npm package), mapped to each wire format. Sent only
@@ -911,6 +911,7 @@ impl BoundedBody {
     }
 
     /// True when the body went on past the limit.
+    #[cfg_attr(not(any(feature = "fetch", feature = "reqwest")), allow(dead_code))]
     pub(crate) fn truncated(&self) -> bool {
         self.truncated
     }

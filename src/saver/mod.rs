@@ -13,7 +13,7 @@ use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub(crate) mod durable_object;
 #[cfg_attr(
-    not(all(target_arch = "wasm32", any(feature = "kv", feature = "js"))),
+    not(all(target_arch = "wasm32", any(feature = "kv", feature = "js-sessions"))),
     allow(dead_code)
 )]
 mod error;

@@ -16,7 +16,7 @@
 
 mod log;
 mod store;
-#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(unused_imports))]
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js-sessions")), allow(unused_imports))]
 pub use store::Follow;
 
 use serde_json::Value;
@@ -501,7 +501,7 @@ impl Persist for Persisting<'_, '_> {
 }
 
 /// True when `text` is a session's head or step record (not a checkpoint).
-#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js-sessions")), allow(dead_code))]
 pub(crate) fn is_session_value(text: &str) -> bool {
     matches!(
         log::parse(text, &crate::limits::Limits::default()),

@@ -74,6 +74,7 @@ fn template_of(text: String) -> Result<Rc<Template>, AgentError> {
             spec: t.clone(),
             handle: JsValue::UNDEFINED.unchecked_into(),
             decide: JsValue::UNDEFINED,
+            #[cfg(feature = "js-mcp")]
             mcp: None,
         });
     }
@@ -110,11 +111,13 @@ struct JsTool {
     handle: Function,
     /// `needsApproval` when it is a function.
     decide: JsValue,
+    #[cfg(feature = "js-mcp")]
     mcp: Option<crate::mcp::McpClient<crate::provider::FetchClient>>,
 }
 
 /// The client of an MCP tool's server, for one call stopped by `signal`, sending through `fetch` when it is
 /// the program's own function.
+#[cfg(feature = "js-mcp")]
 fn mcp_client(
     spec: &ToolSpec,
     signal: Option<&JsValue>,
@@ -169,8 +172,13 @@ impl Tool for JsTool {
     fn call<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> impl Future<Output = Result<Value, ToolError>> + 'a {
         let js_ctx = context(&ctx);
         async move {
+            #[cfg(feature = "js-mcp")]
             if let (Some(client), Some(m)) = (&self.mcp, &self.spec.mcp) {
                 return client.call_tool(&m.tool, &input, ctx.input()).await.map(Value::String);
+            }
+            #[cfg(not(feature = "js-mcp"))]
+            if self.spec.mcp.is_some() {
+                return Err(ToolError::failed("this variant of the package has no MCP client"));
             }
             let returned = call_js(&self.handle, &to_js(&input), Some(&js_ctx)).await;
             if let Some(text) = next_state(&js_ctx) {
@@ -263,6 +271,7 @@ impl Call {
                     spec: declared.clone(),
                     handle: fns.get(at).unchecked_into(),
                     decide: fns.get(at + 1),
+                    #[cfg(feature = "js-mcp")]
                     mcp: mcp_client(declared, signal, &fns.get(at)),
                 }
             })
@@ -281,6 +290,7 @@ impl Call {
 
     /// The checkpoint the caller handed in (an object, its JSON text or a sealed envelope), decoded as this
     /// agent reads checkpoints.
+    #[cfg_attr(not(feature = "js-sessions"), allow(dead_code))]
     pub(super) async fn checkpoint_in(&self, value: &JsValue) -> Result<Decoded, AgentError> {
         Ok(self.decode(value).await?.0)
     }
@@ -582,6 +592,7 @@ pub fn resume(spec: JsValue, checkpoint: JsValue, answer: JsValue, options: JsVa
 }
 
 /// A client stopped by `signal`, through `fetch` when it is a function (else the global `fetch`).
+#[cfg(feature = "js-mcp")]
 fn fetch_client(signal: Option<&JsValue>, fetch: &JsValue) -> crate::provider::FetchClient {
     let client = signal.map_or_else(crate::provider::FetchClient::default, |s| {
         crate::provider::FetchClient::with_signal(s.clone())
@@ -596,6 +607,7 @@ fn fetch_client(signal: Option<&JsValue>, fetch: &JsValue) -> crate::provider::F
 /// timeoutMs? }` as JSON text), as JSON text `{ protocol, session?, tools: [{ name, tool, description,
 /// inputSchema }] }` (`name` prefixed, `tool` the server's). A failure is a `ConfigError` for bad options and an
 /// `McpError` for the server.
+#[cfg(feature = "js-mcp")]
 #[wasm_bindgen(js_name = mcpList)]
 pub async fn mcp_list(text: String, signal: JsValue, fetch: JsValue) -> Result<String, JsValue> {
     const PATH: &str = "mcpTools(options)";

@@ -215,6 +215,7 @@ pub(super) fn model_error(e: ModelError) -> JsValue {
 }
 
 /// A saver's own failure (outside a session) as a JS `SaverError` with its `code`.
+#[cfg_attr(not(feature = "js-sessions"), allow(dead_code))]
 pub(super) fn saver_error(e: SaverError) -> JsValue {
     make_error("SaverError", &e.to_string(), &fields(&[("code", e.code().into())]))
 }

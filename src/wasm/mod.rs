@@ -9,11 +9,16 @@
 //! Data crosses the boundary as JSON text (`serde_json` here, `JSON.parse`/`JSON.stringify` there): one call
 //! per value instead of one per field.
 
+//! Built in variants, each with only some capabilities (cargo features `js-sessions`, `js-providers`, `js-mcp` on
+//! top of the core `js`): the package loads the smallest variant that has what the program imported.
+
 mod agent;
 mod convert;
 mod glue;
 mod model;
+#[cfg(feature = "js-sessions")]
 mod saver;
+#[cfg(feature = "js-sessions")]
 mod session;
 
 use wasm_bindgen::prelude::*;
@@ -36,6 +41,21 @@ pub fn assert_complete(result: JsValue) -> Result<JsValue, JsValue> {
             ("checkpoint", get(&result, "checkpoint")),
         ]),
     ))
+}
+
+/// `capabilities()`: what this variant of the package's .wasm can do, beside the core: `sessions`, `providers`,
+/// `mcp`.
+#[wasm_bindgen]
+pub fn capabilities() -> js_sys::Array {
+    let all: [(&str, bool); 3] = [
+        ("sessions", cfg!(feature = "js-sessions")),
+        ("providers", cfg!(feature = "js-providers")),
+        ("mcp", cfg!(feature = "js-mcp")),
+    ];
+    all.iter()
+        .filter(|(_, on)| *on)
+        .map(|(name, _)| JsValue::from_str(name))
+        .collect()
 }
 
 /// `memoryUsage()`: `{ wasmBytes }`, the size of this package's WebAssembly memory (it only grows; a

@@ -8,17 +8,25 @@ use std::rc::Rc;
 
 use js_sys::{Array, Function};
 use serde::Deserialize;
+#[cfg(feature = "js-providers")]
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::agent::call_js;
-use super::convert::{agent_error, config_error, fields, get, json_text, model_error, string_of, to_js};
+#[cfg(feature = "js-providers")]
+use super::convert::{agent_error, string_of};
+use super::convert::{config_error, fields, get, json_text, model_error, to_js};
 use super::glue::{append_messages, describe, error_message, error_name, model_request};
+#[cfg(feature = "js-providers")]
 use crate::provider::anthropic::Anthropic;
+#[cfg(feature = "js-providers")]
 use crate::provider::gemini::Gemini;
+#[cfg(feature = "js-providers")]
 use crate::provider::openai::OpenAi;
+#[cfg(feature = "js-providers")]
 use crate::provider::responses::OpenAiResponses;
+#[cfg(feature = "js-providers")]
 use crate::provider::{FetchClient, WorkersAi};
 use crate::{
     DeltaSink, DynModel, Message, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel, ToolDefinition,
@@ -213,8 +221,21 @@ impl Model for JsModel {
     }
 }
 
+/// The built-in model a spec describes (`None`: a JS model, or a script); a variant without the providers has
+/// none.
+#[cfg(not(feature = "js-providers"))]
+pub(super) fn model_of(spec: &JsValue, _call_signal: Option<&JsValue>) -> Result<Option<Box<dyn DynModel>>, JsValue> {
+    match get(spec, "kind").as_string().as_deref() {
+        None | Some("scripted") => Ok(None),
+        Some(other) => Err(config_error(format!(
+            "this variant of the package has no provider {other:?}"
+        ))),
+    }
+}
+
 /// The built-in model a spec describes (`None`: a JS model); its requests stop with its own signal or the
 /// call's.
+#[cfg(feature = "js-providers")]
 pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<Option<Box<dyn DynModel>>, JsValue> {
     let kind = get(spec, "kind").as_string();
     let options = || -> Result<Value, JsValue> {
@@ -258,6 +279,7 @@ pub(super) fn model_of(spec: &JsValue, call_signal: Option<&JsValue>) -> Result<
     Ok(Some(model))
 }
 
+#[cfg(feature = "js-providers")]
 /// `providerSpec(kind, options, extra)`: `anthropic(options)` and `openai(options)` (options as JSON text,
 /// `extra` the AbortSignal) or `workersAI(binding, options)`, read and checked now; returns the spec.
 #[wasm_bindgen(js_name = providerSpec)]
