@@ -21,6 +21,8 @@ before(async () => {
   await page.goto(`http://127.0.0.1:${server.address().port}/`);
   await page.evaluate(async () => {
     window.pkg = await import('/pkg/browser.js');
+    // A page fetches the .wasm: the savers' synchronous properties (compareAndSet) need it loaded first.
+    await window.pkg.loadWasm();
     window.savers = {};
   });
 });

@@ -189,8 +189,9 @@ describe('browser builds (no plugin, no copy step, no configuration)', () => {
     const r = await page(`${base}/vite/dist/`);
     note('vite build', { result: r.text, gzipKiB: r.gzipKiB, firstResultMs: r.ms, files: r.downloaded });
     assert.equal(r.text, FRIDAY, r.console.join('\n'));
-    assert.equal(r.downloaded.filter((f) => f.endsWith('.wasm')).length, 1);
-    assert.ok(!r.downloaded.some((f) => f.includes('wasm-inline')), 'the inlined copy is not downloaded');
+    // The app imports no provider, saver or MCP: the page fetches the core variant alone.
+    assert.deepEqual(r.downloaded.filter((f) => f.endsWith('.wasm')).map((f) => f.replace(/.*\/|-[\w-]+\./g, (m) => (m.startsWith('-') ? '.' : ''))), ['resumable_agent_core_bg.wasm']);
+    assert.ok(!r.downloaded.some((f) => /wasm-\w+-inline/.test(f)), 'the inlined copy is not downloaded');
     assert.equal(r.checked, 'checked by the first call', 'fetched, the .wasm is not there yet when the page defines its tools');
   });
 
@@ -251,16 +252,19 @@ describe('browser builds (no plugin, no copy step, no configuration)', () => {
     for (const f of readdirSync(join(dir, 'dist/assets'))) if (f.endsWith('.wasm')) rmSync(join(dir, 'dist/assets', f));
     const r = await page(`${base}/vite-no-wasm/dist/`);
     assert.equal(r.text, FRIDAY, r.console.join('\n'));
-    assert.ok(r.console.some((l) => /warning: resumable-agent: .*answered HTTP 404, so the inlined copy/.test(l)), r.console.join('\n'));
+    assert.ok(r.console.some((l) => /warning: resumable-agent: .*answered HTTP 404, so an inlined copy/.test(l)), r.console.join('\n'));
   });
 
   test('no .wasm at all: the app\'s own code runs, and the first call is a WasmLoadError naming the URL, 404 and the fix', async () => {
     const { build } = await need('vite/dist/node/index.js');
     const dir = workDir('vite-nothing');
     await build({ root: dir, base: './', logLevel: 'silent', configFile: false, build: { outDir: join(dir, 'dist'), emptyOutDir: true } });
-    for (const f of readdirSync(join(dir, 'dist/assets'))) if (f.endsWith('.wasm') || f.startsWith('wasm-inline')) rmSync(join(dir, 'dist/assets', f));
+    // Vite emits every variant's file and inlined copy (the page fetches only the one it needs): all removed.
+    const removed = readdirSync(join(dir, 'dist/assets')).filter((f) => f.endsWith('.wasm') || /^wasm-\w+-inline/.test(f));
+    assert.equal(removed.length, 7, removed.join(' '));
+    for (const f of removed) rmSync(join(dir, 'dist/assets', f));
     const r = await page(`${base}/vite-nothing/dist/`);
-    assert.match(r.text, /^error: WasmLoadError: resumable-agent: could not load its WebAssembly: http:\/\/127\.0\.0\.1:\d+\/vite-nothing\/dist\/assets\/resumable_agent_bg-[\w-]+\.wasm answered HTTP 404, and the inlined copy could not be loaded either .* Fix: serve node_modules\/resumable-agent\/resumable_agent_bg\.wasm/, r.text);
+    assert.match(r.text, /^error: WasmLoadError: resumable-agent: could not load its WebAssembly \(resumable_agent_core_bg\.wasm\) from http:\/\/127\.0\.0\.1:\d+\/vite-nothing\/dist\/assets\/resumable_agent_core_bg-[\w-]+\.wasm: http:.* answered HTTP 404, and the inlined copy could not be loaded either .* Fix: serve node_modules\/resumable-agent\/resumable_agent_core_bg\.wasm/, r.text);
   });
 
   test('loadWasm(url) where nothing is: WasmLoadError (instanceof, .status 404); the app\'s own code ran', async () => {
@@ -269,7 +273,7 @@ describe('browser builds (no plugin, no copy step, no configuration)', () => {
     await build({ entryPoints: [join(dir, 'missing.js')], bundle: true, format: 'esm', platform: 'browser', outfile: join(dir, 'dist/main.js'), logLevel: 'warning' });
     cpSync(join(dir, 'index.html'), join(dir, 'dist/index.html'));
     const r = await page(`${base}/missing/dist/`, { sizeOf: false });
-    assert.match(r.text, /^error: typed WasmLoadError: status 404: resumable-agent: could not load its WebAssembly from http:\/\/127\.0\.0\.1:\d+\/missing\/dist\/no-such\.wasm: HTTP 404/, r.text);
+    assert.match(r.text, /^error: typed WasmLoadError: status 404: resumable-agent: could not load its WebAssembly \(resumable_agent_full_bg\.wasm\) from http:\/\/127\.0\.0\.1:\d+\/missing\/dist\/no-such\.wasm: HTTP 404/, r.text);
   });
 });
 
@@ -351,7 +355,7 @@ describe('wrangler', () => {
     const js = readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.js'));
     const gzip = [...js, ...wasm].reduce((a, f) => a + gzipSync(readFileSync(join(dir, 'dist', f)), { level: 9 }).length, 0);
     note('wrangler bundle', { gzipKiB: Math.round(gzip / 102.4) / 10, files: [...js, ...wasm] });
-    assert.ok(!js.some((f) => readFileSync(join(dir, 'dist', f), 'utf8').includes('wasm-inline')), 'no inlined copy in a Worker');
+    assert.ok(!js.some((f) => readFileSync(join(dir, 'dist', f), 'utf8').includes('-inline.js')), 'no inlined copy in a Worker');
   });
 
   test('wrangler dev: the smallest app, and a session in KV across requests', async () => {
@@ -363,6 +367,106 @@ describe('wrangler', () => {
     } finally {
       await w.stop();
     }
+  });
+});
+
+// ---- the README's shapes: what each ships, within tests/budgets.json, and that it runs ------------------------
+
+describe('shapes and their size budgets (tests/budgets.json)', () => {
+  const budgets = JSON.parse(readFileSync(join(ROOT, 'tests/budgets.json'), 'utf8')).shapesGzipKiB;
+  let model;
+  before(async () => {
+    const { startServer } = await import(pathToFileURL(join(ROOT, 'tests/providers/server.mjs')).href);
+    model = await startServer();
+  });
+  after(() => model?.server.close());
+
+  const within = (shape, kib) => {
+    assert.ok(budgets[shape] !== undefined, `tests/budgets.json has no budget for "${shape}"`);
+    assert.ok(kib <= budgets[shape], `${shape}: ${kib} KiB gzip is over its budget of ${budgets[shape]} KiB (tests/budgets.json)`);
+  };
+  const variantOf = (files) => files.filter((f) => f.endsWith('.wasm')).map((f) => f.match(/resumable_agent_(\w+?)_bg/)?.[1] ?? f);
+
+  /** Builds the Worker `shape` as `wrangler deploy` would (--dry-run): its directory, files and gzip KiB. */
+  async function worker(shape) {
+    const dir = workDir(`shape-${shape}`, []);
+    cpSync(join(HERE, 'shapes', `${shape}.js`), join(dir, 'index.js'));
+    writeFileSync(join(dir, 'wrangler.toml'), `name = "${shape}"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\nsend_metrics = false\n\n[[kv_namespaces]]\nbinding = "SESSIONS"\nid = "00000000000000000000000000000000"\n`);
+    const out = await run(join(ROOT, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist'), '--config', join(dir, 'wrangler.toml')], {
+      cwd: dir, env: { CI: 'true', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1' },
+    });
+    const files = readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.js') || f.endsWith('.wasm'));
+    const gzip = files.reduce((a, f) => a + gzipSync(readFileSync(join(dir, 'dist', f)), { level: 9 }).length, 0);
+    return { dir, files, out, kib: Math.round(gzip / 102.4) / 10 };
+  }
+
+  /** Runs the Worker in `dir` under wrangler dev (real local workerd, KV) against the model server: step 1, step 2. */
+  async function sessionTurns(dir) {
+    const w = await startWorker({ config: join(dir, 'wrangler.toml'), persistTo: join(dir, 'state'), vars: { MODEL_URL: `http://127.0.0.1:${model.port}`, API_KEY: 'sk-test-6f1c2a9be0d44c1f8a7e-SECRET' } });
+    try {
+      const one = await (await fetch(`${w.url}/?step=1`)).text();
+      const two = await (await fetch(`${w.url}/?step=2`)).text();
+      return { one, two, w };
+    } finally {
+      await w.stop();
+    }
+  }
+
+  test('minimal page (Vite; a JS model and tools): the core variant alone', async () => {
+    const { build } = await need('vite/dist/node/index.js');
+    const dir = workDir('shape-minimal-page');
+    await build({ root: dir, base: './', logLevel: 'silent', configFile: false, build: { outDir: join(dir, 'dist'), emptyOutDir: true } });
+    const r = await page(`${base}/shape-minimal-page/dist/`);
+    note('shape: minimal page', { gzipKiB: r.gzipKiB, wasm: variantOf(r.downloaded) });
+    assert.equal(r.text, FRIDAY, r.console.join('\n'));
+    assert.deepEqual(variantOf(r.downloaded), ['core']);
+    within('minimal page', r.gzipKiB);
+  });
+
+  test('browser + IndexedDB page (Vite; openai() and an IndexedDB session): the providers + sessions variant', async () => {
+    const { build } = await need('vite/dist/node/index.js');
+    const dir = workDir('shape-idb-page', ['index.html']);
+    cpSync(join(HERE, 'shapes/provider-idb-page.js'), join(dir, 'main.js'));
+    await build({ root: dir, base: './', logLevel: 'silent', configFile: false, build: { outDir: join(dir, 'dist'), emptyOutDir: true } });
+    const r = await page(`${base}/shape-idb-page/dist/?model=http://127.0.0.1:${model.port}`);
+    note('shape: browser + IndexedDB page', { gzipKiB: r.gzipKiB, wasm: variantOf(r.downloaded) });
+    assert.equal(r.text, 'result: Found Friday.', r.console.join('\n'));
+    assert.deepEqual(variantOf(r.downloaded), ['providers_sessions']);
+    within('browser + IndexedDB page', r.gzipKiB);
+  });
+
+  test("minimal Worker ('resumable-agent/core'): ships the core variant alone, and runs", async () => {
+    const { dir, files, kib } = await worker('minimal-worker');
+    note('shape: minimal Worker', { gzipKiB: kib, files });
+    assert.deepEqual(variantOf(files), ['core']);
+    within('minimal Worker', kib);
+    const w = await startWorker({ config: join(dir, 'wrangler.toml'), persistTo: join(dir, 'state') });
+    try {
+      assert.equal(await (await fetch(`${w.url}/`)).text(), 'Done: Friday');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  test('provider + KV session Worker (anthropic(), kvSaver): pauses in one request, answered in the next', async () => {
+    const { dir, files, kib } = await worker('provider-kv-worker');
+    note('shape: provider + KV session Worker', { gzipKiB: kib, files });
+    assert.deepEqual(variantOf(files), ['full'], 'a Worker ships every .wasm it imports: the main entry has one, the full variant');
+    within('provider + KV session Worker', kib);
+    const { one, two, w } = await sessionTurns(dir);
+    assert.equal(one, 'asks: Which day?', w.output());
+    assert.equal(two, 'Found Friday.', w.output());
+  });
+
+  test('everything Worker (every export kept): ships no more than the full variant, and runs', async () => {
+    const { dir, files, kib } = await worker('everything-worker');
+    note('shape: everything Worker', { gzipKiB: kib, files });
+    assert.deepEqual(variantOf(files), ['full']);
+    within('everything Worker', kib);
+    const { one, two, w } = await sessionTurns(dir);
+    assert.equal(one, 'asks: Which day?', w.output());
+    assert.equal(two, 'Found Friday.', w.output());
+    assert.deepEqual(model.state.errors, [], 'every model request followed the wire format');
   });
 });
 

@@ -11,6 +11,7 @@ import {
   agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini, mcpTools, anthropic,
   loadWasm, memoryUsage,
 } from 'resumable-agent';
+import { measureShape } from './measure.mjs';
 
 // The package loads its wasm on first use; loaded here so the figures start from a running instance.
 await loadWasm();
@@ -343,51 +344,10 @@ async function withFetch(answer, f) {
 const tinyRows = Array.from({ length: 8000 }, () => ({ a: 1 }));
 const anthropicProvider = anthropic({ apiKey: 'k-leak-test', model: 'm', baseURL: 'http://127.0.0.1:9', maxRetries: 0 });
 
-const gc = () => { for (let k = 0; k < 3; k++) globalThis.gc(); };
-const used = () => { const m = process.memoryUsage(); return m.heapUsed + m.external; };
-
-/** Runs `requests` requests of `shape` after `warmup` ones; returns the figures. */
-export async function measure(shape, requests, warmup) {
-  const run = SHAPES[shape];
-  if (!run) throw new Error(`unknown shape ${shape}; shapes: ${Object.keys(SHAPES).join(', ')}`);
-  for (let i = 0; i < warmup; i++) await run(i);
-  const step = Math.max(1, Math.floor(requests / 10));
-  gc();
-  const samples = [[0, used()]];
-  const wasmBefore = wasmBytes();
-  const t0 = performance.now();
-  let firstFifthMs = 0;
-  let lastFifthMs = 0;
-  let mark = t0;
-  for (let i = 1; i <= requests; i++) {
-    await run(warmup + i);
-    if (i === Math.floor(requests / 5)) firstFifthMs = performance.now() - t0;
-    if (i === requests - Math.floor(requests / 5)) mark = performance.now();
-    if (i % step === 0) {
-      if (i === requests) lastFifthMs = performance.now() - mark;
-      gc();
-      samples.push([i, used()]);
-    }
-  }
-  const n = samples.length;
-  const mx = samples.reduce((a, [x]) => a + x, 0) / n;
-  const my = samples.reduce((a, [, y]) => a + y, 0) / n;
-  const slope = samples.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0) / samples.reduce((a, [x]) => a + (x - mx) ** 2, 0);
-  return {
-    shape,
-    requests,
-    warmup,
-    keptBytesPerRequest: slope,
-    heapPlusExternalBefore: samples[0][1],
-    heapPlusExternalAfter: samples.at(-1)[1],
-    wasmBytesBefore: wasmBefore,
-    wasmBytesAfter: wasmBytes(),
-    lastFifthOverFirstFifth: lastFifthMs / firstFifthMs,
-    msPerRequest: (performance.now() - t0) / requests,
-  };
-}
+/** Runs `requests` requests of `shape` after `warmup` ones; returns the figures (measure.mjs). */
+export const measure = (shape, requests, warmup) => measureShape(SHAPES, shape, requests, warmup, wasmBytes);
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
   const [shape, requests = '20000', warmup = '2000'] = process.argv.slice(2);
-  process.stdout.write(`${JSON.stringify(await measure(shape, Number(requests), Number(warmup)))}\n`);
+  process.stdout.write(`${JSON.stringify({ ...(await measure(shape, Number(requests), Number(warmup))), variant: memoryUsage().variant })}\n`);
 }

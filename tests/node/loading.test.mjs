@@ -5,13 +5,16 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const PKG = fileURLToPath(new URL('../../pkg/', import.meta.url));
 let dir;
+
+/** The package's .wasm files (one per variant). */
+const WASM = readdirSync(PKG).filter((f) => f.endsWith('_bg.wasm'));
 
 /** A copy of the package under `name`/node_modules, without `remove`; the app directory. */
 function copy(name, remove = []) {
@@ -66,7 +69,7 @@ agent({ model: scriptedModel(['hi']) }).prompt('x').then((r) => console.log(JSON
   });
 
   test('no .wasm anywhere: the import works, config calls do not throw it, the first call rejects with WasmLoadError', async () => {
-    const app = copy('nothing', ['resumable_agent_bg.wasm', 'wasm-inline.js']);
+    const app = copy('nothing', [...WASM, 'wasm-full-inline.js']);
     const out = await run(app, `import { agent, defineTool, scriptedModel, WasmLoadError, AgentError } from 'resumable-agent';
 const tool = defineTool({ name: 'ok', handle: () => 1 });
 const a = agent({ tools: [tool], model: scriptedModel(['x']) });
@@ -76,15 +79,15 @@ console.log(JSON.stringify({ name: e.name, typed: e instanceof WasmLoadError, ag
     assert.equal(out.name, 'WasmLoadError');
     assert.equal(out.typed, true);
     assert.equal(out.agentError, false, 'not an AgentError: nothing ran');
-    assert.match(out.message, /^resumable-agent: could not load its WebAssembly from file:\/\/.*\/resumable_agent_bg\.wasm: /);
-    assert.match(out.url, /^file:\/\/.*resumable_agent_bg\.wasm$/);
-    assert.match(out.fix, /keep node_modules\/resumable-agent\/resumable_agent_bg\.wasm beside node\.js/);
+    assert.match(out.message, /^resumable-agent: could not load its WebAssembly \(resumable_agent_full_bg\.wasm\) from file:\/\/.*\/resumable_agent_full_bg\.wasm: file:\/\/.* could not be read \(ENOENT\), and the inlined copy could not be loaded either/);
+    assert.match(out.url, /^file:\/\/.*resumable_agent_full_bg\.wasm$/);
+    assert.match(out.fix, /keep node_modules\/resumable-agent\/resumable_agent_full_bg\.wasm beside the package's modules/);
     assert.match(out.message, /Fix: keep node_modules/);
     assert.equal(out.again, 'WasmLoadError', 'a failed load is tried again, and fails the same way');
   });
 
   test('the .wasm file missing (a bundled Node app): the inlined copy is loaded; config checks wait for it', async () => {
-    const app = copy('inline-only', ['resumable_agent_bg.wasm']);
+    const app = copy('inline-only', WASM);
     const out = await run(app, `import { agent, defineTool, InterruptError, scriptedModel, ConfigError } from 'resumable-agent';
 let threw = false;
 let bad;
@@ -99,8 +102,8 @@ console.log(JSON.stringify({ threw, refused: refused.name, where: refused.messag
   });
 
   test('loadWasm(bytes) and loadWasm(module) load from what they are given; bad bytes are WasmLoadError', async () => {
-    const app = copy('given', ['resumable_agent_bg.wasm', 'wasm-inline.js']);
-    const bytes = readFileSync(join(PKG, 'resumable_agent_bg.wasm'));
+    const app = copy('given', [...WASM, 'wasm-full-inline.js']);
+    const bytes = readFileSync(join(PKG, 'resumable_agent_full_bg.wasm'));
     writeFileSync(join(app, 'elsewhere.wasm'), bytes);
     const out = await run(app, `import { readFileSync } from 'node:fs';
 import { agent, scriptedModel, loadWasm, WasmLoadError } from 'resumable-agent';
@@ -110,7 +113,7 @@ const r = await agent({ model: scriptedModel(['from a module']) }).prompt('go');
 console.log(JSON.stringify({ bad: bad.name, badTyped: bad instanceof WasmLoadError, message: bad.message, text: r.text }));`);
     assert.equal(out.bad, 'WasmLoadError');
     assert.equal(out.badTyped, true);
-    assert.match(out.message, /the module or bytes given to loadWasm\(\): what it got is not WebAssembly \(.*\)\. Fix: give loadWasm\(\) the bytes of node_modules\/resumable-agent\/resumable_agent_bg\.wasm/);
+    assert.match(out.message, /the module or bytes given to loadWasm\(\): what it got is not WebAssembly \(.*\)\. Fix: give loadWasm\(\) the bytes of node_modules\/resumable-agent\/resumable_agent_full_bg\.wasm/);
     assert.equal(out.text, 'from a module');
   });
 });
