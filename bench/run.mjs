@@ -3,7 +3,7 @@
 // prints one markdown table (plus ms/step per n) and writes it to results.md (raw numbers: results.json).
 // Progress goes to stderr; the tables go to stdout.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ const FRAMEWORKS = [
   { id: 'openai-agents', column: 'OpenAI Agents' },
   { id: 'ai-sdk', column: 'AI SDK' },
   { id: 'ours', column: 'ours' },
+  { id: 'ours-core', column: 'ours (/core)' },
 ];
 const started = performance.now();
 const log = (msg) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${msg}\n`);
@@ -74,6 +75,18 @@ for (const fw of FRAMEWORKS) {
     failureWithoutCompat: plain.ok ? null : (plain.log.match(/(Uncaught [^\n]*|Error: [^\n]*)/)?.[1] ?? `HTTP ${plain.status}`),
     failureWithCompat: compat && !compat.ok ? compat.log.slice(0, 300) : null,
   };
+}
+
+// ---- 4a: the README's Worker shapes (tests/build-tools/shapes, built here against this package) -----------------
+const SHAPES = { 'minimal Worker (resumable-agent/core)': 'minimal-worker', 'provider + KV session Worker': 'provider-kv-worker', 'everything Worker': 'everything-worker' };
+const shapeBundles = {};
+mkdirSync(join(BENCH, 'out', 'shapes'), { recursive: true });
+for (const [label, file] of Object.entries(SHAPES)) {
+  log(`Worker shape: ${label}`);
+  // Copied under bench/ so that 'resumable-agent' resolves to this package (bench/node_modules), not a packed copy.
+  const entry = join(BENCH, 'out', 'shapes', `${file}.js`);
+  copyFileSync(join(BENCH, '..', 'tests', 'build-tools', 'shapes', `${file}.js`), entry);
+  shapeBundles[label] = await buildWorker(`shape-${file}`, entry);
 }
 
 // ---- 4b: the first request in a fresh workerd isolate (a new workerd process per repetition) -----------
@@ -223,7 +236,7 @@ row(
   (id) => {
     const m = memory[id];
     const ext = m.externalDelta;
-    return `${kib(m.heldBytes)} (${kib(m.heapUsedDelta)} heap + ${kib(ext)} ${id === 'ours' ? 'wasm' : 'ext'})`;
+    return `${kib(m.heldBytes)} (${kib(m.heapUsedDelta)} heap + ${kib(ext)} ${id.startsWith('ours') ? 'wasm' : 'ext'})`;
   },
 );
 
@@ -299,6 +312,44 @@ const freshTable = [
   `| second request, ms | ${FRAMEWORKS.map((fw) => f1(fresh.byFw[fw.id].secondMs)).join(' | ')} |`,
 ].join('\n');
 
+// Issue 33's targets (pay for what you import): the minimal agent's bundle, the fresh isolate, the whole process and
+// the cold per-step figures, for 'resumable-agent' and 'resumable-agent/core' (a Worker ships every .wasm it
+// imports, so the main entry's Worker has the full variant; a page or a bundled Node program gets the smallest).
+const coldVs = (id, n) => timingCold[id].byN[n].msPerStep / timingCold['ai-sdk'].byN[n].msPerStep;
+const yes = (ok) => (ok ? 'yes' : '**no**');
+const issue33 = [
+  '| figure (issue 33) | ours | ours (/core) | target | meets (ours / core) |',
+  '|---|---:|---:|---:|:---:|',
+  (() => {
+    const [a, b] = ['ours', 'ours-core'].map((id) => figures[id].bundleGzipKiB);
+    return `| minimal agent's Worker bundle, gzip KiB (JS + .wasm; AI SDK ${f1(figures['ai-sdk'].bundleGzipKiB)}) | ${f1(a)} | ${f1(b)} | ≤ 155 | ${yes(a <= 155)} / ${yes(b <= 155)} |`;
+  })(),
+  (() => {
+    const [a, b] = ['ours', 'ours-core'].map((id) => fresh.byFw[id].firstMs / fresh.byFw['ai-sdk'].firstMs);
+    return `| first request in a fresh workerd isolate ÷ AI SDK's (ms: ${f1(fresh.byFw.ours.firstMs)}, ${f1(fresh.byFw['ours-core'].firstMs)}, AI SDK ${f1(fresh.byFw['ai-sdk'].firstMs)}) | ${ratio(a)} | ${ratio(b)} | ≤ 0.5× | ${yes(a <= 0.5)} / ${yes(b <= 0.5)} |`;
+  })(),
+  (() => {
+    const [a, b] = ['ours', 'ours-core'].map((id) => fresh.byFw[id].startupMs + fresh.byFw[id].firstMs);
+    const ai = fresh.byFw['ai-sdk'].startupMs + fresh.byFw['ai-sdk'].firstMs;
+    return `| workerd start + first request, ms (AI SDK ${f1(ai)}) | ${f1(a)} (${ratio(a / ai)}) | ${f1(b)} (${ratio(b / ai)}) | — | |`;
+  })(),
+  (() => {
+    const [a, b] = ['ours', 'ours-core'].map((id) => cold[id].medianMs - bare.medianMs);
+    return `| whole-process cold start − bare node (${f1(bare.medianMs)} ms), ms | ${f1(a)} | ${f1(b)} | ≤ 20 | ${yes(a <= 20)} / ${yes(b <= 20)} |`;
+  })(),
+  ...[1, 10, 200].map((n) => {
+    const [a, b] = ['ours', 'ours-core'].map((id) => coldVs(id, n));
+    const target = n === 200 ? null : 0.1;
+    return `| ms per step ÷ AI SDK's, n=${n}, cold harness (1 warm-up run) | ${ratio(a)} | ${ratio(b)} | ${target === null ? '—' : `≤ ${target}×`} | ${target === null ? '' : `${yes(a <= target)} / ${yes(b <= target)}`} |`;
+  }),
+].join('\n');
+
+const shapeTable = [
+  '| Worker shape (esbuild ESM minified, as `wrangler deploy` bundles) | JS gzip KiB | .wasm gzip KiB | total gzip KiB | .wasm |',
+  '|---|---:|---:|---:|---|',
+  ...Object.entries(shapeBundles).map(([label, b]) => `| ${label} | ${kib(b.jsGzip)} | ${kib(b.wasmGzip)} | ${kib(b.jsGzip + b.wasmGzip)} | ${b.wasmFiles.join(', ')} |`),
+].join('\n');
+
 const versions = {
   '@langchain/langgraph': version('@langchain/langgraph'),
   '@langchain/core': version('@langchain/core'),
@@ -329,6 +380,14 @@ First request in a fresh workerd isolate (\`bench/fresh-workerd.mjs\`: each fram
 
 ${freshTable}
 
+Issue 33's targets (pay for what you import), side by side in this run:
+
+${issue33}
+
+The README's Worker shapes (the pages' shapes are measured by \`make test\`, tests/build-tools):
+
+${shapeTable}
+
 A long-lived isolate (100,000 requests per shape, one process each, never yielding to the event loop):
 
 ${isolateTable}
@@ -354,6 +413,6 @@ process.stdout.write(`${report}\n`);
 writeFileSync(join(BENCH, 'results.md'), report);
 writeFileSync(
   join(BENCH, 'results.json'),
-  `${JSON.stringify({ node: process.version, versions, floor, floorCold, timing, timingCold, memory, bundles, fresh, cold, bare, figures, bindingLines, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
+  `${JSON.stringify({ node: process.version, versions, floor, floorCold, timing, timingCold, memory, bundles, fresh, cold, bare, figures, bindingLines, shapeBundles, isolate, streamWarm, streamCold, elapsedSeconds: elapsed }, null, 2)}\n`,
 );
 log('done: results.md, results.json');

@@ -6,7 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 
 NODE=/usr/bin/node # the target figures were measured on Node 20; don't pick up another node from PATH
 
-if [[ ! -d ../pkg || ! -f ../pkg/resumable_agent_bg.wasm ]]; then
+if [[ ! -f ../pkg/package.json ]]; then
   make -C .. pkg
 fi
 

@@ -25,12 +25,12 @@ const gz = (buf) => gzipSync(buf, { level: 9 }).length;
  * compiled wasm modules). Without Node built-ins available; if that fails because the code imports them,
  * the bundle is rebuilt with them external (as wrangler does under nodejs_compat) and marked as needing it.
  */
-export async function buildWorker(fw) {
+export async function buildWorker(fw, entry = join(BENCH, 'workers', `${fw}.mjs`)) {
   const outdir = join(OUT, 'worker', fw);
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
   const options = {
-    entryPoints: { worker: join(BENCH, 'workers', `${fw}.mjs`) },
+    entryPoints: { worker: entry },
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -210,9 +210,10 @@ export async function buildNode(fw) {
     // Some CommonJS dependencies call require() for Node built-ins; give the ESM bundle a require.
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
-  if (fw === 'ours') {
-    const pkg = join(BENCH, 'node_modules/resumable-agent/resumable_agent_bg.wasm');
-    copyFileSync(pkg, join(outdir, 'resumable_agent_bg.wasm'));
+  // The .wasm variants the bundle can load, read beside it at run time (the package's node entry).
+  const bundled = readFileSync(join(outdir, 'worker.mjs'), 'utf8');
+  for (const file of new Set(bundled.match(/resumable_agent_\w+_bg\.wasm/g) ?? [])) {
+    copyFileSync(join(BENCH, 'node_modules/resumable-agent', file), join(outdir, file));
   }
   return join(outdir, 'worker.mjs');
 }

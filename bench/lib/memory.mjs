@@ -20,10 +20,9 @@ const name = process.argv[2];
 const fw = await import(`../frameworks/${name}.mjs`);
 
 let wasmMemory = () => 0;
-if (name === 'ours') {
-  const { loadWasm, memoryUsage } = await import('resumable-agent');
-  await loadWasm();
-  wasmMemory = () => memoryUsage().wasmBytes;
+if (name.startsWith('ours')) {
+  await fw.loadWasm();
+  wasmMemory = () => fw.memoryUsage().wasmBytes;
 }
 
 const settle = async () => {
