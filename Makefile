@@ -48,7 +48,7 @@ worker: tools
 	@scripts/build-worker.sh
 
 test-node: link
-	node --test 'tests/node/*.test.mjs' 'tests/providers/*.test.mjs' 'tests/mcp/*.test.mjs'
+	node --test 'tests/node/*.test.mjs' 'tests/sql/*.test.mjs' 'tests/providers/*.test.mjs' 'tests/mcp/*.test.mjs'
 	tsc -p examples/typescript --noEmit
 
 # Every code block of README.md and docs/: JS/TS type-checked against the package's types, `js run` blocks run

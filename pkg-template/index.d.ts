@@ -898,6 +898,45 @@ export interface DurableObjectNamespaceLike {
  */
 export function durableObjectSaver(namespace: DurableObjectNamespaceLike, options?: { name?: string }): BuiltinSaver;
 
+/** The part of a node:sqlite `DatabaseSync` (or a better-sqlite3 `Database`) sqliteSaver uses. */
+export interface SqliteDatabaseLike {
+  prepare(sql: string): { run(...params: unknown[]): { changes: number | bigint }; all(...params: unknown[]): unknown[] };
+  exec(sql: string): unknown;
+}
+
+/**
+ * Checkpoints in SQLite (Node, Bun, Deno): one row per stored key, each save one statement; the table (default
+ * `resumable_agent_checkpoints`) is made on first use. A connection with no busy timeout gets `busyTimeoutMs`
+ * (default 5000) so a second process waits for the write lock. ConfigError for a table name that is not
+ * `[A-Za-z_][A-Za-z0-9_]*` (at most 63) or starts with `sqlite_`.
+ */
+export function sqliteSaver(db: SqliteDatabaseLike, options?: { table?: string; busyTimeoutMs?: number }): BuiltinSaver;
+
+/** The part of a D1 binding (`env.DB`, or `env.DB.withSession()`) d1Saver uses. */
+export interface D1DatabaseLike {
+  prepare(sql: string): { bind(...params: unknown[]): any };
+  batch(statements: any[]): Promise<Array<{ meta?: { changes?: number } }>>;
+}
+
+/**
+ * Checkpoints in Cloudflare D1: one row per stored key, compare-and-set in the statement, a value over D1's
+ * 2,000,000-byte row limit stored in several rows written in one batch and read back whole; listing reads an index,
+ * never values. ConfigError for an invalid table name, `_cf_…` and `sqlite_…` included.
+ */
+export function d1Saver(db: D1DatabaseLike, options?: { table?: string }): BuiltinSaver;
+
+/** Anything with `query(text, params)` answering `{ rows, rowCount }`: a `pg` Pool or Client. */
+export interface PostgresClientLike {
+  query(text: string, params?: unknown[]): Promise<{ rows: any[]; rowCount?: number | null }>;
+}
+
+/**
+ * Checkpoints in Postgres: one row per stored key, every write one conditional statement (no transaction held), so
+ * a shared Client and many processes are safe; the table is made on first use, in `schema` when given (it must
+ * exist). ConfigError for an invalid table or schema name, `pg_…` included.
+ */
+export function postgresSaver(client: PostgresClientLike, options?: { table?: string; schema?: string }): BuiltinSaver;
+
 /** The Durable Object class behind durableObjectSaver: export it from your Worker and bind it. */
 export class CheckpointStore {
   constructor(ctx: { storage: any }, env?: unknown);

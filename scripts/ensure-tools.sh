@@ -16,10 +16,12 @@ fi
 
 has() { [ -x "$CARGO_BIN/$1" ] && "$CARGO_BIN/$1" --version 2>/dev/null | grep -qw "$2"; }
 
-# Debian's Chromium and its driver, for the IndexedDB and page tests (as root; see TOOLCHAIN notes).
+# Debian's Chromium and its driver, for the IndexedDB and page tests (as root; see TOOLCHAIN notes), and Debian's
+# Postgres server, which the SQL saver tests start in a temporary directory (tests/sql/postgres.mjs).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,5 +1,5 @@
 // The savers inside real workerd (wrangler dev): the conformance suite against Workers KV and the Durable
-// Object saver of both example Workers (each operation runs in the Worker, on the real binding, through its
+// Object saver of both example Workers, and D1 (local, as wrangler dev keeps it) in the JS Worker (each operation runs in the Worker, on the real binding, through its
 // test route), sessions on the Durable Object surviving a restart, and exactly one of 50 concurrent replies.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -39,7 +39,8 @@ async function proxySaver(w, namespace) {
 }
 
 for (const [name, config] of Object.entries(WORKERS)) {
-  for (const saver of ['kv', 'durable-object']) {
+  // D1: the JS Worker's d1Saver (the Rust Worker has no D1 saver yet).
+  for (const saver of name === 'js' ? ['kv', 'durable-object', 'd1'] : ['kv', 'durable-object']) {
     describe(`${name} Worker, ${saver} saver`, () => {
       let dir;
       let w;
@@ -61,6 +62,8 @@ for (const [name, config] of Object.entries(WORKERS)) {
             const { key: _k, ...summary } = listed;
             const meta = { resumableAgent: 1, iterations: summary.iterations, inputTokens: 0, outputTokens: 0, interrupted: summary.interrupted, question: summary.question, messageCount: summary.messageCount };
             await w.post('/__test/saver', { op: 'raw-put', key: `lv-${run - 1}/${key}`, value: 'not a checkpoint', metadata: meta });
+          } : saver === 'd1' ? async (s, key) => {
+            await w.post('/__test/saver', { op: 'raw-put', key: `lv-${run - 1}/${key}`, value: 'not a checkpoint' });
           } : undefined,
         });
         const failed = results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error?.message}`);
@@ -72,6 +75,8 @@ for (const [name, config] of Object.entries(WORKERS)) {
             'compare-and-set: of 20 concurrent conditional puts exactly one wins',
             'session log: of 10 concurrent replies exactly one runs (positions are claimed only if free)',
           ], 'KV cannot compare and set');
+        } else if (saver === 'd1') {
+          assert.deepEqual(skipped, [], 'every case runs');
         } else {
           assert.deepEqual(skipped, ['list reads summaries, not values'], 'everything but the raw-write case runs');
         }
@@ -130,7 +135,20 @@ for (const [name, config] of Object.entries(WORKERS)) {
         });
       }
 
-      if (saver === 'durable-object') {
+      if (saver === 'd1') {
+        test('a 3 MB tool result is stored in D1 rows of at most 2,000,000 bytes and reads back whole', { timeout: 120_000 }, async () => {
+          const { body } = await w.post('/__test/steps', { sessionId: 'big-d1', steps: 2, valueBytes: 3_000_000, autoSave: 'step', events: false });
+          assert.equal(body.text, 'done', JSON.stringify(body).slice(0, 300));
+          const { body: rows } = await w.post('/__test/saver', { op: 'raw-rows', key: 'big-d1' });
+          assert.ok(rows.ok.some((r) => r.part > 0), `a value spans several rows: ${JSON.stringify(rows.ok)}`);
+          assert.ok(rows.ok.every((r) => r.bytes <= 2_000_000), `every row within D1's limit: ${JSON.stringify(rows.ok)}`);
+          const { body: out } = await w.post('/__test/session', { owner: 'bench', sessionId: 'big-d1', op: 'checkpoint', args: [] });
+          assert.equal(out.err, undefined, JSON.stringify(out.err));
+          assert.ok(JSON.stringify(out.ok).length > 3_000_000, 'read back whole');
+        });
+      }
+
+      if (saver !== 'kv') {
         test('a paused session survives a restart; of 50 concurrent replies exactly one runs, over 8 rounds (400 replies)', { timeout: 300_000 }, async () => {
           const alice = w.client();
           const { body: first } = await alice.start('the app');

@@ -1,13 +1,13 @@
 // The reference's "stateless resume across HTTP requests" Worker, on the npm package — deployable as it is:
 // the same routes as the Rust example (examples/worker). Each request builds a fresh agent; the run lives
-// in KV (or a Durable Object) only.
+// in KV (or a Durable Object, or D1) only.
 //
 // Who may touch a session: its owner. A client is an owner by a token the server makes (128 random bits),
 // sent back as `Authorization: Bearer <token>` (or the HttpOnly `ra_owner` cookie the server sets); the
 // server stores sessions under a hash of it, so one owner can neither list nor name another's sessions.
 // Session ids are made by the server too. CORS answers only the origins in the ALLOWED_ORIGINS var.
 import {
-  agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, durableObjectSaver, listSessions,
+  agent, isInterrupted, InterruptError, defineTool, scriptedModel, kvSaver, durableObjectSaver, d1Saver, listSessions,
   anthropic, openai, openaiResponses, gemini, workersAI, memoryUsage, SessionNotFoundError, mcpTools,
 } from 'resumable-agent';
 // The Durable Object class behind durableObjectSaver (bound as CHECKPOINTS in wrangler.toml).
@@ -63,11 +63,14 @@ const agentConfig = (env) => ({
     : {}),
 });
 
-// SAVER picks the store: "kv" (default) or "durable-object" (strongly consistent: of concurrent replies to a
-// paused session exactly one runs). Each owner's sessions are a Durable Object of their own.
-const saverFor = (env, owner) => (env.SAVER === 'durable-object'
-  ? durableObjectSaver(env.CHECKPOINTS, { name: owner.id })
-  : kvSaver(env.SESSIONS, { prefix: 'session:' }));
+// SAVER picks the store: "kv" (default), "durable-object" (strongly consistent: of concurrent replies to a paused
+// session exactly one runs; each owner's sessions are a Durable Object of their own) or "d1" (the D1 database DB:
+// one row per step, compare-and-set in SQL; every owner's sessions in one table, keyed by owner).
+function saverFor(env, owner) {
+  if (env.SAVER === 'durable-object') return durableObjectSaver(env.CHECKPOINTS, { name: owner.id });
+  if (env.SAVER === 'd1') return d1Saver(env.DB);
+  return kvSaver(env.SESSIONS, { prefix: 'session:' });
+}
 
 const sessionOptions = (env, ctx) => ({ keepCompleted: env.KEEP_COMPLETED === 'true', waitUntil: (p) => ctx.waitUntil(p) });
 

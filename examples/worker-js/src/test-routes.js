@@ -1,4 +1,4 @@
-// POST /__test/saver: the saver's own operations over the real binding (KV or the Durable Object), for the
+// POST /__test/saver: the saver's own operations over the real binding (KV, the Durable Object or D1), for the
 // test suite and the saver conformance suite. Served only when the TEST_ROUTES var is "true".
 import { SaverError } from 'resumable-agent';
 
@@ -20,8 +20,15 @@ export async function saverTestRoute(request, env, saver) {
       case 'delete': return Response.json({ ok: (await saver.delete(key)) ?? null });
       case 'list': return Response.json({ ok: await saver.list(prefix) });
       case 'raw-put': // around the saver: proves list reads metadata only and get names corruption
-        await env.SESSIONS.put(`session:${key}`, value, { metadata });
+        if (env.SAVER === 'd1') {
+          await env.DB.prepare('UPDATE resumable_agent_checkpoints SET value = ? WHERE key = ?').bind(value, key).run();
+        } else {
+          await env.SESSIONS.put(`session:${key}`, value, { metadata });
+        }
         return Response.json({ ok: null });
+      case 'raw-rows': // D1: the rows a key's value takes, and the largest row's bytes (key + summary + value)
+        return Response.json({ ok: (await env.DB.prepare(`SELECT part, length(CAST(key AS BLOB)) + length(CAST(coalesce(summary, '') AS BLOB))
+          + length(CAST(value AS BLOB)) AS bytes FROM resumable_agent_checkpoints WHERE key >= ? AND key < ? ORDER BY key, part`).bind(key, `${key}\u{10FFFF}`).all()).results });
       default: return Response.json({ error: `unknown op ${JSON.stringify(op)}` }, { status: 400 });
     }
   } catch (e) {
