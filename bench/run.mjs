@@ -114,7 +114,8 @@ for (const shape of LONG_LIVED) {
 
 // ---- 8: savers: time per auto-save and bytes per step (bench/savers.mjs, each saver in its real host) ---------
 log('savers: time per auto-save, bytes per step');
-const saversRun = spawnSync(process.execPath, [join(BENCH, 'savers.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 600_000, maxBuffer: 16 << 20 });
+// Node 22 (the repository's own, from its devDependencies): node:sqlite.
+const saversRun = spawnSync(join(BENCH, '../node_modules/.bin/node'), ['--no-warnings', join(BENCH, 'savers.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 600_000, maxBuffer: 16 << 20 });
 if (saversRun.status !== 0) throw new Error(`savers.mjs failed (${saversRun.status ?? saversRun.signal}):\n${saversRun.stderr}`);
 const saversTable = saversRun.stdout.trim();
 

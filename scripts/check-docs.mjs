@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'target', 'docs-check');
 const FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
-const SHOWN = new Set(['text', 'sh', 'console', 'rust', 'diff']);
+// ```sql: the SQL savers' schema, checked against the table sqliteSaver makes (tests/sql/sql.test.mjs).
+const SHOWN = new Set(['text', 'sh', 'console', 'rust', 'diff', 'sql']);
 
 /** Every fenced block of `file`: its language, flags, body and line. */
 function blocks(file) {

@@ -9,9 +9,12 @@
 // least-squares slope of (JS heap + external, which includes the wasm memory) over those samples.
 import {
   agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini, mcpTools, anthropic,
-  loadWasm, memoryUsage,
+  loadWasm, memoryUsage, sqliteSaver,
 } from 'resumable-agent';
 import { measureShape } from './measure.mjs';
+
+// node:sqlite (Node 22+) only for its shape: `make bench` runs these shapes on Node 20.
+const sqliteDb = process.argv[2] === 'session-sqlite' ? new (await import('node:sqlite')).DatabaseSync(':memory:') : undefined;
 
 // The package loads its wasm on first use; loaded here so the figures start from a running instance.
 await loadWasm();
@@ -225,6 +228,15 @@ export const SHAPES = {
     await agent(cfg).session(saver, id, options).prompt('go');
     const r = await agent(cfg).session(kvSaver(kv, { prefix: 'session:' }), id, options).reply('May');
     expect(r.text === 'due May', 'session completed');
+  },
+  'session-sqlite': async (i) => {
+    // A service's shape: one SQLite connection for the process, a saver per request over it (node:sqlite is
+    // synchronous: the loop still never yields). Completed sessions are deleted, so the table stays small.
+    const id = `s${i}`;
+    await agent(cfg).session(sqliteSaver(sqliteDb), id).prompt('go');
+    const r = await agent(cfg).session(sqliteSaver(sqliteDb), id).reply('May');
+    expect(r.text === 'due May', 'session completed');
+    if (i % 2000 === 0) expect(sqliteDb.prepare('SELECT count(*) AS n FROM resumable_agent_checkpoints').get().n === 0, 'finished sessions deleted');
   },
   'session-replay': async () => {
     // A client reconnecting: the events of a paused session, replayed from its log.

@@ -6,7 +6,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -81,6 +81,21 @@ describe('sqliteSaver (node:sqlite)', () => {
     assert.deepEqual((await listSessions(saver)).map((s) => s.key), ['Z', 'a', 'é', '\uFFFD', '😀']);
     const plan = db.prepare("EXPLAIN QUERY PLAN SELECT key, summary FROM cps WHERE part = 0 AND key >= 'a' AND key < 'b' ORDER BY key").all();
     assert.match(plan.map((r) => r.detail).join('; '), /USING COVERING INDEX cps_heads/, 'the listing reads the partial index only');
+  });
+
+  test("the README's schema is the table sqliteSaver makes", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const sql = readme.match(/^```sql\n([\s\S]*?)^```/m)?.[1];
+    assert.ok(sql, 'a ```sql block in the README');
+    const documented = new DatabaseSync(':memory:');
+    documented.exec(sql);
+    const made = new DatabaseSync(':memory:');
+    await sqliteSaver(made).list('');
+    const shape = (db) => ({
+      columns: db.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info('resumable_agent_checkpoints')").all().map((r) => ({ ...r })),
+      indexes: db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").all().map((r) => r.name),
+    });
+    assert.deepEqual(shape(documented), shape(made));
   });
 
   test('two processes racing replies on one database file: exactly one runs', { timeout: 120_000 }, async () => {
