@@ -30,7 +30,7 @@ pkg: tools
 lint: tools
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features reqwest -- -D warnings
-	cargo clippy --target wasm32-unknown-unknown --features js-all,kv,durable-object --lib -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --features js-all,kv,durable-object,d1 --lib -- -D warnings
 	for f in js js-sessions js-providers js-providers,js-sessions; do cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$f --lib -- -D warnings || exit 1; done
 
 test-native: tools

@@ -37,6 +37,7 @@
 //! | `js` | the `#[wasm_bindgen]` API of the npm package (wasm32 only; off for Rust users) |
 //! | `kv` | `KvSaver` over Cloudflare Workers KV, via the `worker` crate (wasm32 only) |
 //! | `durable-object` | `DurableObjectSaver` and `serve_checkpoint_store` (a Durable Object class's handler), via the `worker` crate (wasm32 only) |
+//! | `d1` | `D1Saver` over Cloudflare D1 (the npm package's `d1Saver` table), via the `worker` crate (wasm32 only) |
 //! | `indexeddb` | `IndexedDbSaver` over the browser's IndexedDB, via `web-sys` (wasm32 only) |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -97,6 +98,8 @@ pub use saver::{
     Condition, DynSaver, KvBackend, KvOptions, KvPage, KvStoreSaver, MemorySaver, SavedCheckpoint, Saver, SaverError,
     Timeout,
 };
+#[cfg(all(target_arch = "wasm32", feature = "d1"))]
+pub use saver::{D1_DEFAULT_TABLE, D1_MAX_ROW_BYTES, D1Saver};
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub use saver::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve_checkpoint_store};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]

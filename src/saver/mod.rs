@@ -10,6 +10,8 @@ use crate::checkpoint::{Checkpoint, CheckpointSummary};
 use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
 
 // Used by the `kv` and `js` features; compiled (and unit-tested) everywhere.
+#[cfg(all(target_arch = "wasm32", feature = "d1"))]
+mod d1;
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub(crate) mod durable_object;
 #[cfg_attr(
@@ -26,6 +28,8 @@ pub(crate) mod kv_store;
 mod timeout;
 pub use timeout::Timeout;
 
+#[cfg(all(target_arch = "wasm32", feature = "d1"))]
+pub use d1::{D1_DEFAULT_TABLE, D1_MAX_ROW_BYTES, D1Saver};
 #[cfg(all(target_arch = "wasm32", feature = "durable-object"))]
 pub use durable_object::{DURABLE_OBJECT_MAX_VALUE_BYTES, DurableObjectSaver, serve as serve_checkpoint_store};
 #[cfg(all(target_arch = "wasm32", feature = "indexeddb"))]

@@ -21,7 +21,20 @@ async function freePort() {
  * Starts `wrangler dev --config <config>` with KV under `persistTo`; `vars` become `--var K:V`.
  * Resolves once it answers HTTP; rejects (with its output) if it does not within `timeoutMs`.
  */
-export async function startWorker({ config, persistTo, vars = {}, timeoutMs = 120_000 }) {
+export async function startWorker(options) {
+  // A port another workerd was still releasing (its socket lingers briefly after the process group is gone):
+  // started again, at most twice, on fresh ports.
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await startOnce(options);
+    } catch (e) {
+      if (attempt >= 2 || !/Address already in use/.test(e.message)) throw e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+async function startOnce({ config, persistTo, vars = {}, timeoutMs = 120_000 }) {
   const port = await freePort();
   const args = ['dev', '--config', config, '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persistTo,
     '--inspector-port', String(await freePort()), '--show-interactive-dev-session=false', '--log-level', 'warn'];

@@ -39,8 +39,7 @@ async function proxySaver(w, namespace) {
 }
 
 for (const [name, config] of Object.entries(WORKERS)) {
-  // D1: the JS Worker's d1Saver (the Rust Worker has no D1 saver yet).
-  for (const saver of name === 'js' ? ['kv', 'durable-object', 'd1'] : ['kv', 'durable-object']) {
+  for (const saver of ['kv', 'durable-object', 'd1']) {
     describe(`${name} Worker, ${saver} saver`, () => {
       let dir;
       let w;
@@ -135,7 +134,7 @@ for (const [name, config] of Object.entries(WORKERS)) {
         });
       }
 
-      if (saver === 'd1') {
+      if (saver === 'd1' && name === 'js') {
         test('a 3 MB tool result is stored in D1 rows of at most 2,000,000 bytes and reads back whole', { timeout: 120_000 }, async () => {
           const { body } = await w.post('/__test/steps', { sessionId: 'big-d1', steps: 2, valueBytes: 3_000_000, autoSave: 'step', events: false });
           assert.equal(body.text, 'done', JSON.stringify(body).slice(0, 300));
@@ -179,3 +178,44 @@ for (const [name, config] of Object.entries(WORKERS)) {
     });
   }
 }
+
+describe('one D1 database, both Workers: what the JS d1Saver writes the Rust D1Saver reads, and back', () => {
+  let dir;
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'savers-d1-shared-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a 3 MB checkpoint over several rows and a small one, written by each, read by the other', { timeout: 300_000 }, async () => {
+    // The same persisted local D1 (same database_id, same directory), one Worker at a time.
+    const big = (who) => ({ version: 2, messages: [{ role: 'user', content: `${who} ${'m'.repeat(3_000_000)}` }], iterations: 0, usage: { inputTokens: 1, outputTokens: 2 } });
+    const small = (who) => ({ version: 2, messages: [{ role: 'user', content: `from ${who}` }], iterations: 0, usage: { inputTokens: 1, outputTokens: 2 } });
+    const vars = { TEST_ROUTES: 'true', SAVER: 'd1' };
+    const call = async (w, body) => {
+      const { body: out } = await w.post('/__test/saver', body);
+      assert.equal(out.err, undefined, JSON.stringify(out.err));
+      return out.ok;
+    };
+    const order = [['js', 'rust'], ['rust', 'js']];
+    for (const [writer, reader] of order) {
+      let w = await startWorker({ config: WORKERS[writer], persistTo: dir, vars });
+      try {
+        await call(w, { op: 'put', key: `${writer}/big`, checkpoint: big(writer) });
+        await call(w, { op: 'put', key: `${writer}/small`, checkpoint: small(writer), condition: { ifAbsent: true } });
+      } finally {
+        await w.stop();
+      }
+      w = await startWorker({ config: WORKERS[reader], persistTo: dir, vars });
+      try {
+        const bigBack = JSON.parse(await call(w, { op: 'get', key: `${writer}/big` }));
+        assert.equal(bigBack.messages[0].content, big(writer).messages[0].content, `${reader} reads ${writer}'s 3 MB value whole`);
+        assert.equal(JSON.parse(await call(w, { op: 'get', key: `${writer}/small` })).messages[0].content, `from ${writer}`);
+        const listed = await call(w, { op: 'list', prefix: `${writer}/` });
+        assert.deepEqual(listed.map((e) => e.key), [`${writer}/big`, `${writer}/small`], `${reader} lists ${writer}'s keys`);
+        // Compare-and-set across them: the reader's ifAbsent on the writer's key is a conflict.
+        const { body } = await w.post('/__test/saver', { op: 'put', key: `${writer}/small`, checkpoint: small(reader), condition: { ifAbsent: true } });
+        assert.equal(body.err?.kind, 'CONFLICT', JSON.stringify(body));
+      } finally {
+        await w.stop();
+      }
+    }
+  });
+});

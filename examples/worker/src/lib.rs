@@ -8,8 +8,9 @@
 //! back as `Authorization: Bearer <token>` or the HttpOnly `ra_owner` cookie; sessions are stored under a hash
 //! of it, and session ids are made by the server. CORS answers only the origins in the `ALLOWED_ORIGINS` var.
 //! Every request builds its agent afresh: nothing survives in memory between requests. The var `SAVER` picks
-//! the store: `kv` (default; Workers KV) or `durable-object` (the `CheckpointStore` Durable Object below, one
-//! per owner: strongly consistent, and exactly one of concurrent replies runs).
+//! the store: `kv` (default; Workers KV), `durable-object` (the `CheckpointStore` Durable Object below, one
+//! per owner: strongly consistent, and exactly one of concurrent replies runs) or `d1` (the D1 database `DB`,
+//! the same table as the JS Worker's `d1Saver`: strongly consistent, exactly one of concurrent replies runs).
 
 mod test_routes;
 
@@ -18,8 +19,8 @@ use resumable_agent::provider::openai::OpenAi;
 use resumable_agent::provider::{FetchClient, HttpModel};
 
 use resumable_agent::{
-    Agent, AgentError, CheckpointKeys, DurableObjectSaver, DynSaver, InterruptError, KvOptions, KvSaver, ModelRequest,
-    ModelResponse, Outcome, SaverError, ScriptedModel, list_sessions, tool,
+    Agent, AgentError, CheckpointKeys, D1Saver, DurableObjectSaver, DynSaver, InterruptError, KvOptions, KvSaver,
+    ModelRequest, ModelResponse, Outcome, SaverError, ScriptedModel, list_sessions, tool,
 };
 use serde_json::{Value, json};
 use sha2::Digest;
@@ -144,9 +145,13 @@ fn owner_of(req: &Request) -> Result<Owner> {
     Ok(Owner { id, token, fresh })
 }
 
-/// The store the `SAVER` var picks, for `owner` (each owner's sessions are a Durable Object of their own).
+/// The store the `SAVER` var picks, for `owner` (each owner's sessions are a Durable Object of their own; in D1
+/// every owner's sessions share the table, keyed by owner).
 pub(crate) fn saver(env: &Env, owner: &str) -> Result<Box<dyn DynSaver>> {
     let rust_error = |e: SaverError| worker::Error::RustError(e.to_string());
+    if env.var("SAVER").is_ok_and(|v| v.to_string() == "d1") {
+        return Ok(Box::new(D1Saver::new(env.d1("DB")?)));
+    }
     if env.var("SAVER").is_ok_and(|v| v.to_string() == "durable-object") {
         let namespace = env.durable_object("CHECKPOINTS")?;
         return DurableObjectSaver::new(&namespace, owner)

@@ -1,4 +1,4 @@
-//! `POST /__test/saver`: the saver's own operations over the real binding (KV or the Durable Object), for
+//! `POST /__test/saver`: the saver's own operations over the real binding (KV, the Durable Object or D1), for
 //! the test suite and the saver conformance suite. Served only when the `TEST_ROUTES` var is "true".
 
 use resumable_agent::{Checkpoint, Condition, Saver, SaverError};
@@ -63,6 +63,16 @@ pub(crate) async fn saver(req: &mut Request, env: &Env) -> Result<Response> {
             .list(body["prefix"].as_str().unwrap_or_default())
             .await
             .map(|l| serde_json::to_value(l).unwrap_or_default()),
+        "raw-put" if env.var("SAVER").is_ok_and(|v| v.to_string() == "d1") => {
+            // Around the saver: a value that is not a checkpoint, its summary kept.
+            let update = "UPDATE resumable_agent_checkpoints SET value = ? WHERE key = ?";
+            env.d1("DB")?
+                .prepare(update)
+                .bind(&[body["value"].as_str().unwrap_or_default().into(), key.into()])?
+                .run()
+                .await?;
+            Ok(Value::Null)
+        }
         "raw-put" => {
             // Writes around the saver, to prove that `list` reads metadata only and `get` names corruption.
             let kv = env.kv("SESSIONS")?;
@@ -88,11 +98,24 @@ fn is_log(text: &str) -> bool {
 }
 
 /// `POST /__test/conformance`: the Rust saver conformance suite, run here in workerd against this Worker's
-/// saver (KV under a prefix per namespace, or a Durable Object per namespace).
+/// saver (KV under a prefix per namespace, a Durable Object per namespace, or a D1 table per namespace).
 pub(crate) async fn conformance(env: &Env) -> Result<Response> {
     let run = format!("{}", js_sys::Date::now() as u64);
     let durable = env.var("SAVER").is_ok_and(|v| v.to_string() == "durable-object");
-    let results = if durable {
+    let d1 = env.var("SAVER").is_ok_and(|v| v.to_string() == "d1");
+    let results = if d1 {
+        // A table per namespace.
+        resumable_agent::testing::saver_conformance(|ns| {
+            let table: String = format!("conformance_{run}_{ns}")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let db = env.d1("DB").expect("the DB binding");
+            Box::new(resumable_agent::D1Saver::with_table(db, &table).expect("a valid table name"))
+                as Box<dyn resumable_agent::DynSaver>
+        })
+        .await
+    } else if durable {
         let namespace = env.durable_object("CHECKPOINTS")?;
         resumable_agent::testing::saver_conformance(|ns| {
             Box::new(
