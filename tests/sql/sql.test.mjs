@@ -227,6 +227,14 @@ describe('d1Saver row splitting (over node:sqlite; the real D1 runs in tests/wor
     await assert.rejects(saver.get(split.key), (e) => e instanceof SaverError && /spans 2 rows; 1 of them are there/.test(e.message));
   });
 
+  test('a key and summary that leave no room in a row are TOO_LARGE, naming the row limit, before anything is written', async () => {
+    const raw = new DatabaseSync(':memory:');
+    const saver = d1Saver(d1Over(raw), { table: 'wide' });
+    const cp = { version: 2, messages: [{ role: 'user', content: 'x' }], iterations: 0, usage: { inputTokens: 0, outputTokens: 0 } };
+    await assert.rejects(saver.put('k'.repeat(1_999_000), cp), (e) => e instanceof SaverError && e.code === 'TOO_LARGE' && /2000000/.test(e.message));
+    assert.equal(raw.prepare('SELECT count(*) AS n FROM wide').get().n, 0);
+  });
+
   test('an overwrite with a shorter value leaves no rows of the longer one', async () => {
     const raw = new DatabaseSync(':memory:');
     const saver = d1Saver(d1Over(raw), { table: 'shrink' });
@@ -282,6 +290,22 @@ describe('postgresSaver (a real server on 127.0.0.1)', () => {
     assert.equal(rows[0].n, 1);
     const missing = postgresSaver(pool, { schema: 'nowhere', table: 'runs' });
     await assert.rejects(a.session(missing, 'conv').prompt('Plan.'), (e) => e instanceof SaverError && /schema "nowhere" does not exist/.test(e.message));
+  });
+
+  test('keys list in byte order (COLLATE "C"), in a database whose collation is another (ICU en-US)', async () => {
+    await pool.query("CREATE DATABASE ordered TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'");
+    const other = new pg.Pool({ ...server.config, database: 'ordered', max: 2 });
+    try {
+      const { rows } = await other.query("SELECT array_agg(k ORDER BY k) AS o FROM (VALUES ('Z'), ('a')) AS t(k)");
+      assert.deepEqual(rows[0].o, ['a', 'Z'], "the database's own order is not byte order");
+      const saver = postgresSaver(other, { table: 'ordered' });
+      const { a } = countingAgent();
+      for (const id of ['😀', '\uFFFD', 'é', 'a', 'Z']) await a.session(saver, id).prompt('Plan.');
+      assert.deepEqual((await listSessions(saver)).map((s) => s.key), ['Z', 'a', 'é', '\uFFFD', '😀']);
+      assert.deepEqual((await listSessions(saver, 'Z')).map((s) => s.key), ['Z'], 'a prefix is a byte range');
+    } finally {
+      await other.end();
+    }
   });
 
   test('many processes replying to one paused session at once: exactly one runs', { timeout: 120_000 }, async () => {
