@@ -53,7 +53,7 @@ test(`the JS example Worker: wasm memory is flat over ${REQUESTS} requests to on
   }
 });
 
-test(`the JS example Worker's POST /stream: wasm memory is flat over ${REQUESTS / 4} streamed requests to one isolate`, async () => {
+test(`the JS example Worker's POST /stream: wasm memory is flat over ${REQUESTS / 2} streamed requests to one isolate`, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kv-memory-stream-'));
   const w = await startWorker({ config: join(ROOT, 'examples/worker-js/wrangler.toml'), persistTo: dir, vars: { TEST_ROUTES: 'true' } });
   const owner = w.client();
@@ -73,13 +73,21 @@ test(`the JS example Worker's POST /stream: wasm memory is flat over ${REQUESTS 
     const run = async (from, count) => {
       for (let i = from; i < from + count; i++) await pair(i);
     };
+    // Even so the high-water mark can rise once, by a page, at a point that depends on the bundle and on how
+    // allocations and collections interleave (anywhere from the 250th to the 700th pair here, with and without
+    // the SQL savers in the bundle, then flat over 1,500 more pairs). As in the test above: at most that one
+    // page over 2,000 requests; a leak of 66 bytes per request or more grows two (smaller ones are the Node
+    // leak tests', at most 20 bytes per request).
     await run(0, 200); // warm-up
-    const before = (await w.get('/__test/memory')).body.wasmBytes;
+    const memory = async () => (await w.get('/__test/memory')).body.wasmBytes;
+    const before = await memory();
     const t0 = performance.now();
     await run(200, REQUESTS / 8);
-    const after = (await w.get('/__test/memory')).body.wasmBytes;
-    process.stdout.write(`# ${REQUESTS / 4} streamed requests in ${((performance.now() - t0) / 1000).toFixed(1)} s; wasm memory ${before} -> ${after} bytes\n`);
-    assert.equal(after, before, 'wasm memory grew');
+    const middle = await memory();
+    await run(200 + REQUESTS / 8, REQUESTS / 8);
+    const after = await memory();
+    process.stdout.write(`# ${REQUESTS / 2} streamed requests in ${((performance.now() - t0) / 1000).toFixed(1)} s; wasm memory ${before} -> ${middle} -> ${after} bytes\n`);
+    assert.ok(after - before <= 65_536, `wasm memory grew ${after - before} bytes (more than one page)`);
   } finally {
     await w.stop();
     rmSync(dir, { recursive: true, force: true });
