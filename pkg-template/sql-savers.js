@@ -223,10 +223,26 @@ function sqlStore(db, what, maxRowBytes) {
   };
 }
 
-/** Runs `make()` once; a failure is forgotten, so the next call tries again. */
-function once(make) {
-  let done;
-  return () => (done ??= Promise.resolve().then(make).catch((e) => { done = undefined; throw e; }));
+/** The tables made so far, per database object: a saver built per request (as a Worker does) makes it once. */
+const MADE = new WeakMap();
+/** A SQLite connection's prepared statements, by SQL text. */
+const PREPARED = new WeakMap();
+
+/**
+ * `make()` (which creates `table` in `db`) once per database object and table, for every saver over them; a
+ * failure is forgotten, so the next call tries again.
+ */
+function once(db, table, make) {
+  return () => {
+    let tables = MADE.get(db);
+    if (!tables) MADE.set(db, (tables = new Map()));
+    let done = tables.get(table);
+    if (!done) {
+      done = Promise.resolve().then(make).catch((e) => { tables.delete(table); throw e; });
+      tables.set(table, done);
+    }
+    return done;
+  };
 }
 
 /**
@@ -245,7 +261,9 @@ export function sqliteSaver(db, options) {
   const table = identifier(o.table === undefined ? DEFAULT_TABLE : o.table, 'sqliteSaver options.table', ['sqlite_']);
   const busy = o.busyTimeoutMs;
   if (busy !== undefined && !(Number.isInteger(busy) && busy >= 0)) throw new ConfigError(`sqliteSaver options.busyTimeoutMs: expected a whole number of milliseconds, got ${describe(busy)}`);
-  const prepared = new Map();
+  // Statements prepared once per connection, for every saver over it.
+  let prepared = PREPARED.get(db);
+  if (!prepared) PREPARED.set(db, (prepared = new Map()));
   const prepare = (sql) => {
     let st = prepared.get(sql);
     if (!st) {
@@ -256,7 +274,7 @@ export function sqliteSaver(db, options) {
   };
   return textStoreSaver(sqlStore({
     statements: statements(table, 'sqlite'),
-    ready: once(() => {
+    ready: once(db, table, () => {
       const current = db.prepare('PRAGMA busy_timeout').all()[0];
       const ms = current ? Number(Object.values(current)[0]) : 0;
       if (busy !== undefined || ms === 0) db.exec(`PRAGMA busy_timeout = ${busy ?? 5000}`);
@@ -295,7 +313,7 @@ export function d1Saver(db, options) {
   const st = statements(table, 'sqlite');
   return textStoreSaver(sqlStore({
     statements: st,
-    ready: once(async () => { await db.batch(st.create.map((sql) => db.prepare(sql))); }),
+    ready: once(db, table, async () => { await db.batch(st.create.map((sql) => db.prepare(sql))); }),
     run: async (s) => Number((await bound(s).run()).meta?.changes ?? 0),
     all: async (s) => (await bound(s).all()).results ?? [],
     batch: async (list) => (await db.batch(list.map(bound))).map((r) => Number(r.meta?.changes ?? 0)),
@@ -330,7 +348,7 @@ export function postgresSaver(client, options) {
   };
   return textStoreSaver(sqlStore({
     statements: st,
-    ready: once(async () => {
+    ready: once(client, table, async () => {
       for (const sql of st.create) {
         try {
           await query(sql, []);

@@ -52,10 +52,16 @@ if (mode === 'churn') {
       const s = a.session(saver, `s${i}`);
       // Paused sessions get their answer, a run an earlier (killed) process left half-way is resumed, and a
       // completed session (deleted) starts again.
+      // A completed session whose deletion a killed process left half-way is busy for a while (a later prompt
+      // finishes the deletion once it is stale): left alone this round.
       const cp = await s.checkpoint();
-      if (cp === null) await s.prompt(`round ${round}`);
-      else if (cp.interrupts?.length) await s.reply(`r${round}`);
-      else await s.resume();
+      try {
+        if (cp === null) await s.prompt(`round ${round}`);
+        else if (cp.interrupts?.length) await s.reply(`r${round}`);
+        else await s.resume();
+      } catch (e) {
+        if (!(e?.name === 'SessionBusyError' && /being deleted/.test(e.message))) throw e;
+      }
     }
   }
 }
