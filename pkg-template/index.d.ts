@@ -950,6 +950,10 @@ export interface TextStore {
   putText(key: string, value: string, summary: string, condition?: PutCondition): Promise<void>;
   delete(key: string): Promise<void>;
   list(prefix: string): Promise<{ key: string; summary: string }[]>;
+  /** Optional: the sessions under `prefix` alone (keys without `#~`, not their step records), as `list` answers. */
+  listHeads?(prefix: string): Promise<{ key: string; summary: string }[]>;
+  /** Optional: the values of `keys`, in order (`null` where nothing is stored), in one round trip. */
+  getMany?(keys: string[]): Promise<(string | null)[]>;
   readonly compareAndSet: boolean;
   readonly maxValueBytes?: number;
 }

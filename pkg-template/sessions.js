@@ -117,8 +117,9 @@ export function indexedDbSaver(options) {
 
 /**
  * A saver over a store written in JS at the text level: `{ getText(key), putText(key, value, summary,
- * condition), delete(key), list(prefix), getMany?(keys), compareAndSet, maxValueBytes? }` (the memory, file and
- * Durable Object savers). `list` answers `[{ key, summary }]` sorted by key.
+ * condition), delete(key), list(prefix), getMany?(keys), listHeads?(prefix), compareAndSet, maxValueBytes? }` (the
+ * memory, file, Durable Object and SQL savers). `list` answers `[{ key, summary }]` sorted by key; `listHeads` the
+ * same for sessions alone (keys without `#~`), when the store can list them without their step records.
  */
 export function textStoreSaver(store) {
   return new Saver(new Later(() => wasm.saverSpec('text', store, 'null')));

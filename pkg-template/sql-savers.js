@@ -9,7 +9,8 @@
 //   token    TEXT     the write that made the row (a value's other rows are written only under their head's token)
 //   summary  TEXT     head row: the checkpoint's summary (what a listing reads)
 //   value    TEXT     the checkpoint's JSON, or this part of it
-//   PRIMARY KEY (key, part); a partial index on (key, summary) WHERE part = 0 lists without reading values.
+//   PRIMARY KEY (key, part); partial indexes on (key, summary) WHERE part = 0 list keys without reading values,
+//   and the sessions alone (not their step records: listSessions reads one entry per session).
 //
 // Every write is a single statement, or (D1, a value split over several rows) one batch: no transaction is held
 // across calls, so a Postgres Client shared by concurrent calls, several processes on one SQLite file and many
@@ -117,10 +118,14 @@ function statements(table, dialect) {
     return { sql, params };
   };
   const index = table.replace(/"$/, '_heads"').replace(/^"[^"]*"\./, '');
+  const sessionsIndex = table.replace(/"$/, '_sessions"').replace(/^"[^"]*"\./, '');
+  // Keys of sessions, not of their step records (`<id>#~<n>`): the same expression in the index and the query.
+  const head = pg ? "strpos(key, '#~') = 0" : "instr(key, '#~') = 0";
   return {
     create: [
       `CREATE TABLE IF NOT EXISTS ${table} (key TEXT${pg ? ' COLLATE "C"' : ''} NOT NULL, part INTEGER NOT NULL, step ${pg ? 'BIGINT' : 'INTEGER'}, parts INTEGER, token TEXT, summary TEXT, value TEXT NOT NULL, PRIMARY KEY (key, part))`,
       `CREATE INDEX IF NOT EXISTS ${index} ON ${table} (key, summary) WHERE part = 0`,
+      `CREATE INDEX IF NOT EXISTS ${sessionsIndex} ON ${table} (key, summary) WHERE part = 0 AND ${head}`,
     ],
     read: (key) => q`SELECT part, parts, token, value FROM ${T} WHERE key = ${key} ORDER BY part`,
     readMany: (keys) => {
@@ -134,11 +139,13 @@ function statements(table, dialect) {
     dropParts: (key, token) => q`DELETE FROM ${T} WHERE key = ${key} AND part > 0 AND EXISTS (SELECT 1 FROM ${T} WHERE key = ${key} AND part = 0 AND token = ${token})`,
     addPart: (key, part, token, value) => q`INSERT INTO ${T} (key, part, token, value) SELECT ${key}, ${part}, ${token}, ${value} WHERE EXISTS (SELECT 1 FROM ${T} WHERE key = ${key} AND part = 0 AND token = ${token})`,
     remove: (key) => q`DELETE FROM ${T} WHERE key = ${key}`,
-    list: (prefix) => {
+    // Every key under `prefix` (heads: only sessions, read from their own index: one entry per session).
+    list: (prefix, heads = false) => {
+      const where = heads ? `part = 0 AND ${head}` : 'part = 0';
       const end = after(prefix);
-      if (prefix === '') return { sql: `SELECT key, summary FROM ${table} WHERE part = 0 ORDER BY key`, params: [] };
-      if (end === null) return q`SELECT key, summary FROM ${T} WHERE part = 0 AND key >= ${prefix} ORDER BY key`;
-      return q`SELECT key, summary FROM ${T} WHERE part = 0 AND key >= ${prefix} AND key < ${end} ORDER BY key`;
+      if (prefix === '') return { sql: `SELECT key, summary FROM ${table} WHERE ${where} ORDER BY key`, params: [] };
+      if (end === null) return q([`SELECT key, summary FROM `, ` WHERE ${where} AND key >= `, ' ORDER BY key'], T, prefix);
+      return q([`SELECT key, summary FROM `, ` WHERE ${where} AND key >= `, ' AND key < ', ' ORDER BY key'], T, prefix, end);
     },
   };
 }
@@ -220,6 +227,7 @@ function sqlStore(db, what, maxRowBytes) {
     }),
     delete: guarded('delete', async (key) => { await db.run(s.remove(key)); }),
     list: guarded('list', async (prefix = '') => (await db.all(s.list(prefix ?? ''))).map((r) => ({ key: r.key, summary: r.summary }))),
+    listHeads: guarded('list', async (prefix = '') => (await db.all(s.list(prefix ?? '', true))).map((r) => ({ key: r.key, summary: r.summary }))),
   };
 }
 

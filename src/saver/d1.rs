@@ -30,6 +30,10 @@ pub const D1_MAX_ROW_BYTES: usize = 2_000_000;
 const ROW_OVERHEAD: usize = 128;
 /// Keys per `IN (…)` list: D1 binds at most 100 parameters in a statement.
 const KEYS_PER_READ: usize = 50;
+/// A session's key, not one of its step records (`<id>#~<n>`): in the index of sessions and its query.
+const HEAD: &str = "instr(key, '#~') = 0";
+/// The rows of sessions' keys: what the index of sessions holds.
+const HEAD_ROWS: &str = "part = 0 AND instr(key, '#~') = 0";
 /// The table both implementations use unless told otherwise.
 pub const D1_DEFAULT_TABLE: &str = "resumable_agent_checkpoints";
 
@@ -48,6 +52,8 @@ pub struct D1Saver {
     table: String,
     /// The quoted name of its listing index.
     index: String,
+    /// The quoted name of its index of sessions (keys without `#~`).
+    sessions: String,
     made: AtomicBool,
 }
 
@@ -174,6 +180,7 @@ impl D1Saver {
             db,
             table: format!("\"{table}\""),
             index: format!("\"{table}_heads\""),
+            sessions: format!("\"{table}_sessions\""),
             made: AtomicBool::new(false),
         }
     }
@@ -193,6 +200,10 @@ impl D1Saver {
                 "CREATE TABLE IF NOT EXISTS {t} (key TEXT NOT NULL, part INTEGER NOT NULL, step INTEGER, parts INTEGER, token TEXT, summary TEXT, value TEXT NOT NULL, PRIMARY KEY (key, part))"
             ),
             format!("CREATE INDEX IF NOT EXISTS {i} ON {t} (key, summary) WHERE part = 0"),
+            format!(
+                "CREATE INDEX IF NOT EXISTS {} ON {t} (key, summary) WHERE part = 0 AND {HEAD}",
+                self.sessions
+            ),
         ];
         let statements = create.iter().map(|sql| self.db.prepare(sql.as_str())).collect();
         self.db
@@ -201,6 +212,38 @@ impl D1Saver {
             .map_err(|e| backend("making the table", None, e))?;
         self.made.store(true, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The keys under `prefix` whose rows match `rows` (`part = 0`: every key; [`HEAD_ROWS`]: sessions), with
+    /// their summaries.
+    fn listed<'a>(
+        &'a self,
+        prefix: &'a str,
+        rows: &'static str,
+    ) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend + 'a {
+        async move {
+            self.ready().await?;
+            let t = &self.table;
+            let statement = match (prefix.is_empty(), after(prefix)) {
+                (true, _) => self.statement(&format!("SELECT key, summary FROM {t} WHERE {rows} ORDER BY key"), &[])?,
+                (false, None) => self.statement(
+                    &format!("SELECT key, summary FROM {t} WHERE {rows} AND key >= ? ORDER BY key"),
+                    &[prefix.into()],
+                )?,
+                (false, Some(end)) => self.statement(
+                    &format!("SELECT key, summary FROM {t} WHERE {rows} AND key >= ? AND key < ? ORDER BY key"),
+                    &[prefix.into(), end.as_str().into()],
+                )?,
+            };
+            let rows: Vec<Listed> = self.rows(statement, "list", None).await?;
+            Ok(rows
+                .into_iter()
+                .filter_map(|r| {
+                    let summary = serde_json::from_str(r.summary.as_deref()?).ok()?;
+                    Some(SavedCheckpoint { key: r.key, summary })
+                })
+                .collect())
+        }
     }
 
     async fn rows<T: for<'de> Deserialize<'de>>(
@@ -344,32 +387,11 @@ impl Saver for D1Saver {
     }
 
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
-        async move {
-            self.ready().await?;
-            let t = &self.table;
-            let statement = match (prefix.is_empty(), after(prefix)) {
-                (true, _) => self.statement(
-                    &format!("SELECT key, summary FROM {t} WHERE part = 0 ORDER BY key"),
-                    &[],
-                )?,
-                (false, None) => self.statement(
-                    &format!("SELECT key, summary FROM {t} WHERE part = 0 AND key >= ? ORDER BY key"),
-                    &[prefix.into()],
-                )?,
-                (false, Some(end)) => self.statement(
-                    &format!("SELECT key, summary FROM {t} WHERE part = 0 AND key >= ? AND key < ? ORDER BY key"),
-                    &[prefix.into(), end.as_str().into()],
-                )?,
-            };
-            let rows: Vec<Listed> = self.rows(statement, "list", None).await?;
-            Ok(rows
-                .into_iter()
-                .filter_map(|r| {
-                    let summary = serde_json::from_str(r.summary.as_deref()?).ok()?;
-                    Some(SavedCheckpoint { key: r.key, summary })
-                })
-                .collect())
-        }
+        async move { self.listed(prefix, "part = 0").await }
+    }
+
+    fn list_heads(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        async move { self.listed(prefix, HEAD_ROWS).await }
     }
 
     fn compare_and_set(&self) -> bool {

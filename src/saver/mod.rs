@@ -178,6 +178,18 @@ pub trait Saver: MaybeSend + MaybeSync {
     /// reading values.
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend;
 
+    /// The key and summary of each session under `prefix` — the keys without
+    /// [`HISTORY_SEPARATOR`](crate::HISTORY_SEPARATOR), not a session's step records — in key order. The default
+    /// lists everything and leaves the records out; a store that can list sessions alone (an index of them:
+    /// the SQL savers) does, so that a listing reads one entry per session however long its runs are.
+    fn list_heads(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        async move {
+            let mut all = self.list(prefix).await?;
+            all.retain(|e| !e.key.contains(crate::session::HISTORY_SEPARATOR));
+            Ok(all)
+        }
+    }
+
     /// True when [`Saver::put_text`] checks its [`Condition`] and writes atomically.
     fn compare_and_set(&self) -> bool {
         false
@@ -292,6 +304,8 @@ pub trait DynSaver: MaybeSend + MaybeSync {
     fn delete_dyn<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), SaverError>>;
     /// [`Saver::list`].
     fn list_dyn<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<SavedCheckpoint>, SaverError>>;
+    /// [`Saver::list_heads`].
+    fn list_heads_dyn<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<SavedCheckpoint>, SaverError>>;
     /// [`Saver::get_many`].
     fn get_many_dyn<'a>(&'a self, keys: &'a [String]) -> BoxFuture<'a, Result<Vec<Option<String>>, SaverError>>;
     /// [`Saver::compare_and_set`].
@@ -322,6 +336,9 @@ impl<S: Saver> DynSaver for S {
     }
     fn list_dyn<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<SavedCheckpoint>, SaverError>> {
         Box::pin(self.list(prefix))
+    }
+    fn list_heads_dyn<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<SavedCheckpoint>, SaverError>> {
+        Box::pin(self.list_heads(prefix))
     }
     fn get_many_dyn<'a>(&'a self, keys: &'a [String]) -> BoxFuture<'a, Result<Vec<Option<String>>, SaverError>> {
         Box::pin(self.get_many(keys))
@@ -367,6 +384,9 @@ impl Saver for Box<dyn DynSaver> {
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
         async move { (**self).list_dyn(prefix).await }
     }
+    fn list_heads(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        async move { (**self).list_heads_dyn(prefix).await }
+    }
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
         async move { (**self).get_many_dyn(keys).await }
     }
@@ -403,6 +423,9 @@ impl<S: Saver + ?Sized> Saver for &S {
     }
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
         (**self).list(prefix)
+    }
+    fn list_heads(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        (**self).list_heads(prefix)
     }
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
         (**self).get_many(keys)

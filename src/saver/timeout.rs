@@ -78,6 +78,9 @@ impl<S: Saver> Saver for Timeout<S> {
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
         self.within("list", prefix, self.inner.list(prefix))
     }
+    fn list_heads(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + MaybeSend {
+        self.within("list", prefix, self.inner.list_heads(prefix))
+    }
     fn get_many(&self, keys: &[String]) -> impl Future<Output = Result<Vec<Option<String>>, SaverError>> + MaybeSend {
         let first = keys.first().map_or("", String::as_str);
         self.within("get", first, self.inner.get_many(keys))

@@ -1142,7 +1142,8 @@ impl Thread<'_> {
 /// # Errors
 /// [`AgentError::Saver`].
 pub async fn list_sessions<S: Saver + ?Sized>(saver: &S, prefix: &str) -> Result<Vec<SavedCheckpoint>, AgentError> {
-    let mut all = saver.list(prefix).await.map_err(saver_error)?;
+    // A store's own listing of sessions (an index of them), or everything with the records left out.
+    let mut all = saver.list_heads(prefix).await.map_err(saver_error)?;
     all.retain(|e| !e.key.contains(HISTORY_SEPARATOR));
     Ok(all)
 }

@@ -242,6 +242,8 @@ extern "C" {
     fn delete_js(this: &TextStoreLike, key: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = list)]
     fn list_js(this: &TextStoreLike, prefix: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = listHeads)]
+    fn list_heads_js(this: &TextStoreLike, prefix: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = getMany)]
     fn get_many_js(this: &TextStoreLike, keys: &Array) -> Result<JsValue, JsValue>;
 }
@@ -249,6 +251,29 @@ extern "C" {
 struct JsTextStore {
     store: TextStoreLike,
     js: Js,
+}
+
+impl JsTextStore {
+    /// What `list` or `listHeads` answered: `[{ key, summary }]`.
+    fn listed<'a>(
+        &'a self,
+        returned: Result<JsValue, JsValue>,
+        prefix: &'a str,
+    ) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> + 'a {
+        async move {
+            let v = self.js.settle(returned, prefix, Condition::Any).await?;
+            let text = json_text(&v).ok().flatten().unwrap_or_default();
+            let listed: Vec<TextListed> = serde_json::from_str(&text).map_err(|e| SaverError::Backend {
+                message: format!(
+                    "unexpected list result: {e} (list(prefix) answers [{{ key, summary }}], sorted by key)"
+                ),
+            })?;
+            Ok(listed
+                .into_iter()
+                .filter_map(|l| Some(SavedCheckpoint::new(l.key, serde_json::from_str(&l.summary).ok()?)))
+                .collect())
+        }
+    }
 }
 
 /// The JS form of a condition: `undefined`, `{ ifAbsent: true }` or `{ ifStep: n }`.
@@ -292,18 +317,21 @@ impl Saver for JsTextStore {
 
     fn list(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> {
         let returned = self.store.list_js(prefix);
+        async move { self.listed(returned, prefix).await }
+    }
+
+    fn list_heads(&self, prefix: &str) -> impl Future<Output = Result<Vec<SavedCheckpoint>, SaverError>> {
+        // `listHeads(prefix)` is optional: a store that has it lists sessions without their step records.
+        let own = get(&self.store, "listHeads").is_function();
+        let returned = if own {
+            self.store.list_heads_js(prefix)
+        } else {
+            self.store.list_js(prefix)
+        };
         async move {
-            let v = self.js.settle(returned, prefix, Condition::Any).await?;
-            let text = json_text(&v).ok().flatten().unwrap_or_default();
-            let listed: Vec<TextListed> = serde_json::from_str(&text).map_err(|e| SaverError::Backend {
-                message: format!(
-                    "unexpected list result: {e} (list(prefix) answers [{{ key, summary }}], sorted by key)"
-                ),
-            })?;
-            Ok(listed
-                .into_iter()
-                .filter_map(|l| Some(SavedCheckpoint::new(l.key, serde_json::from_str(&l.summary).ok()?)))
-                .collect())
+            let mut all = self.listed(returned, prefix).await?;
+            all.retain(|e| !e.key.contains(crate::session::HISTORY_SEPARATOR));
+            Ok(all)
         }
     }
 

@@ -81,6 +81,18 @@ describe('sqliteSaver (node:sqlite)', () => {
     assert.deepEqual((await listSessions(saver)).map((s) => s.key), ['Z', 'a', 'é', '\uFFFD', '😀']);
     const plan = db.prepare("EXPLAIN QUERY PLAN SELECT key, summary FROM cps WHERE part = 0 AND key >= 'a' AND key < 'b' ORDER BY key").all();
     assert.match(plan.map((r) => r.detail).join('; '), /USING COVERING INDEX cps_heads/, 'the listing reads the partial index only');
+    const sessions = db.prepare("EXPLAIN QUERY PLAN SELECT key, summary FROM cps WHERE part = 0 AND instr(key, '#~') = 0 AND key >= 'a' AND key < 'b' ORDER BY key").all();
+    assert.match(sessions.map((r) => r.detail).join('; '), /USING COVERING INDEX cps_sessions/, 'listSessions reads the index of sessions');
+    // What listSessions asks the store: sessions only, from that index (a store without listHeads lists all).
+    const asked = [];
+    const trace = new DatabaseSync(':memory:');
+    const original = trace.prepare.bind(trace);
+    trace.prepare = (sql) => { asked.push(sql); return original(sql); };
+    const traced = sqliteSaver(trace, { table: 'cps' });
+    await a.session(traced, 'one').prompt('Plan.');
+    asked.length = 0;
+    assert.deepEqual((await listSessions(traced)).map((s) => s.key), ['one']);
+    assert.deepEqual(asked.filter((q) => /^SELECT key, summary/.test(q)), [`SELECT key, summary FROM "cps" WHERE part = 0 AND instr(key, '#~') = 0 ORDER BY key`]);
   });
 
   test("the README's schema is the table sqliteSaver makes", async () => {
