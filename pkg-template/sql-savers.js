@@ -78,6 +78,8 @@ function after(prefix) {
 
 /** `text` cut into pieces of at most `first` UTF-8 bytes, then `rest` each, never inside a character. */
 function pieces(text, first, rest) {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most records fit without being encoded (a copy per save).
+  if (text.length * 3 <= first) return [text];
   const bytes = encoder.encode(text);
   if (bytes.length <= first) return [text];
   const out = [];
@@ -192,8 +194,13 @@ function sqlStore(db, what, maxRowBytes) {
       const found = new Map();
       for (let i = 0; i < keys.length; i += KEYS_PER_READ) {
         const batch = [...new Set(keys.slice(i, i + KEYS_PER_READ))];
-        const rows = await db.all(s.readMany(batch));
-        for (const k of batch) found.set(k, assemble(k, rows.filter((r) => r.key === k), what));
+        // Rows come ordered by key, then part: grouped in one pass.
+        const byKey = new Map();
+        for (const r of await db.all(s.readMany(batch))) {
+          if (!byKey.has(r.key)) byKey.set(r.key, []);
+          byKey.get(r.key).push(r);
+        }
+        for (const k of batch) found.set(k, assemble(k, byKey.get(k) ?? [], what));
       }
       return keys.map((k) => found.get(k) ?? null);
     }),

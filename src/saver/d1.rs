@@ -129,7 +129,7 @@ fn pieces(text: &str, first: usize, rest: usize) -> Vec<&str> {
 }
 
 /// A value from its rows (`part` ascending), checked whole.
-fn assemble(key: &str, rows: &[Row]) -> Result<Option<String>, SaverError> {
+fn assemble(key: &str, rows: &[&Row]) -> Result<Option<String>, SaverError> {
     let Some(head) = rows.first() else { return Ok(None) };
     if head.part != 0.0 {
         return Err(backend("get", Some(key), "it has rows but no head row"));
@@ -138,7 +138,7 @@ fn assemble(key: &str, rows: &[Row]) -> Result<Option<String>, SaverError> {
     if parts <= 1 {
         return Ok(Some(head.value.clone()));
     }
-    let mine: Vec<&Row> = rows.iter().filter(|r| (r.part as usize) < parts).collect();
+    let mine: Vec<&Row> = rows.iter().copied().filter(|r| (r.part as usize) < parts).collect();
     let whole = mine.len() == parts
         && mine
             .iter()
@@ -272,7 +272,7 @@ impl Saver for D1Saver {
             let rows: Vec<Row> = self
                 .rows(self.statement(&sql, &[key.into()])?, "get", Some(key))
                 .await?;
-            assemble(key, &rows)
+            assemble(key, &rows.iter().collect::<Vec<_>>())
         }
     }
 
@@ -289,17 +289,8 @@ impl Saver for D1Saver {
                 let params: Vec<JsValue> = chunk.iter().map(|k| JsValue::from_str(k)).collect();
                 let rows: Vec<Row> = self.rows(self.statement(&sql, &params)?, "get", None).await?;
                 for k in chunk {
-                    let mine: Vec<Row> = rows
-                        .iter()
-                        .filter(|r| r.key.as_deref() == Some(k.as_str()))
-                        .map(|r| Row {
-                            key: None,
-                            part: r.part,
-                            parts: r.parts,
-                            token: r.token.clone(),
-                            value: r.value.clone(),
-                        })
-                        .collect();
+                    // The rows of `k`, borrowed (values are not copied).
+                    let mine: Vec<&Row> = rows.iter().filter(|r| r.key.as_deref() == Some(k.as_str())).collect();
                     out.push(assemble(k, &mine)?);
                 }
             }
