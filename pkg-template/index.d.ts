@@ -946,8 +946,8 @@ export class CheckpointStore {
 /** A store written in JS at the text level (what the file and Durable Object savers are). */
 export interface TextStore {
   getText(key: string): Promise<string | null>;
-  /** `summary` is JSON text; reject with `code: 'CONFLICT'` when a condition does not hold. */
-  putText(key: string, value: string, summary: string, condition?: PutCondition): Promise<void>;
+  /** `summary` is JSON text; reject with `code: 'CONFLICT'` when a condition does not hold. `step`: the summary's step (0 when none), what `{ ifStep }` compares. */
+  putText(key: string, value: string, summary: string, condition?: PutCondition, step?: number): Promise<void>;
   delete(key: string): Promise<void>;
   list(prefix: string): Promise<{ key: string; summary: string }[]>;
   /** Optional: the sessions under `prefix` alone (keys without `#~`, not their step records), as `list` answers. */

@@ -118,7 +118,8 @@ export function indexedDbSaver(options) {
 /**
  * A saver over a store written in JS at the text level: `{ getText(key), putText(key, value, summary,
  * condition), delete(key), list(prefix), getMany?(keys), listHeads?(prefix), compareAndSet, maxValueBytes? }` (the
- * memory, file, Durable Object and SQL savers). `list` answers `[{ key, summary }]` sorted by key; `listHeads` the
+ * memory, file, Durable Object and SQL savers; `putText` gets a fifth argument, the summary's step, which `{ ifStep }`
+ * compares). `list` answers `[{ key, summary }]` sorted by key; `listHeads` the
  * same for sessions alone (keys without `#~`), when the store can list them without their step records.
  */
 export function textStoreSaver(store) {

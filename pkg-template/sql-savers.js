@@ -56,16 +56,6 @@ function checkOptions(options, what, known) {
   return options;
 }
 
-/** The step a summary names (0 when none): what `{ ifStep }` compares, as the core's Condition::allows reads it. */
-function stepOf(summary) {
-  try {
-    const step = JSON.parse(summary)?.step;
-    return Number.isSafeInteger(step) && step >= 0 ? step : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /** The least string after every string that starts with `prefix` (code point order = UTF-8 byte order), or null. */
 function after(prefix) {
   const points = [...prefix];
@@ -204,8 +194,8 @@ function sqlStore(db, what, maxRowBytes) {
       }
       return keys.map((k) => found.get(k) ?? null);
     }),
-    putText: guarded('put', async (key, value, summary, condition) => {
-      const step = stepOf(summary);
+    // `step`: the summary's step as the core compares it (Condition::allows), passed by the core with each put.
+    putText: guarded('put', async (key, value, summary, condition, step) => {
       const token = random();
       let values = [value];
       if (maxRowBytes !== undefined) {

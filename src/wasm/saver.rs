@@ -237,6 +237,7 @@ extern "C" {
         value: &str,
         summary: &str,
         condition: &JsValue,
+        step: f64,
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = delete)]
     fn delete_js(this: &TextStoreLike, key: &str) -> Result<JsValue, JsValue>;
@@ -304,9 +305,14 @@ impl Saver for JsTextStore {
         summary: &CheckpointSummary,
         condition: Condition,
     ) -> impl Future<Output = Result<(), SaverError>> {
-        let returned = self
-            .store
-            .put_text_js(key, &value, &summary.to_stored(), &condition_js(condition));
+        let returned = self.store.put_text_js(
+            key,
+            &value,
+            &summary.to_stored(),
+            &condition_js(condition),
+            // The step `{ ifStep }` compares (Condition::allows), for stores that compare it themselves (SQL).
+            summary.step.unwrap_or(0) as f64,
+        );
         async move { self.js.settle(returned, key, condition).await.map(|_| ()) }
     }
 
