@@ -29,12 +29,12 @@ pkg: tools
 # Clippy natively, for the package's full .wasm, and for each smaller variant's feature set (scripts/build-pkg.sh).
 lint: tools
 	cargo fmt --all -- --check
-	cargo clippy --all-targets --features reqwest -- -D warnings
+	cargo clippy --all-targets --features reqwest,tracing -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --features js-all,kv,durable-object,d1 --lib -- -D warnings
-	for f in js js-sessions js-providers js-providers,js-sessions; do cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$f --lib -- -D warnings || exit 1; done
+	for f in js js-sessions,js-telemetry js-providers,js-telemetry js-providers,js-sessions,js-telemetry js-telemetry; do cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$f --lib -- -D warnings || exit 1; done
 
 test-native: tools
-	cargo test --features reqwest
+	cargo test --features reqwest,tracing
 
 # Suites marked run_in_browser (IndexedDB) go to headless Chromium, the rest to Node.
 test-wasm: tools
@@ -48,7 +48,7 @@ worker: tools
 	@scripts/build-worker.sh
 
 test-node: link
-	node --test 'tests/node/*.test.mjs' 'tests/sql/*.test.mjs' 'tests/providers/*.test.mjs' 'tests/mcp/*.test.mjs'
+	node --test 'tests/node/*.test.mjs' 'tests/sql/*.test.mjs' 'tests/telemetry/*.test.mjs' 'tests/providers/*.test.mjs' 'tests/mcp/*.test.mjs'
 	tsc -p examples/typescript --noEmit
 
 # Every code block of README.md and docs/: JS/TS type-checked against the package's types, `js run` blocks run

@@ -62,6 +62,7 @@ mod saver;
 mod schema;
 mod session;
 mod spec;
+pub mod telemetry;
 pub mod testing;
 mod tool;
 
@@ -80,7 +81,7 @@ pub use limits::{
 };
 pub use message::{Content, ContentBlock, Message, Reasoning, Role, ToolResult, ToolUse, Usage};
 pub use model::{
-    Delta, DeltaSink, DynModel, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel, StopReason,
+    Delta, DeltaSink, DynModel, Model, ModelError, ModelInfo, ModelRequest, ModelResponse, ScriptedModel, StopReason,
     ToolDefinition,
 };
 pub use options::HOST_FUNCTION;
@@ -109,6 +110,9 @@ pub use session::{
     Turn, list_sessions, put_stored, read_stored,
 };
 pub use spec::{AgentSpec, NeedsApproval, ToolSpec};
+pub use telemetry::Telemetry;
+#[cfg(feature = "tracing")]
+pub use telemetry::TracingTracer;
 pub use tool::{
     FnTool, InputRequest, InputRequired, InterruptError, PendingInput, Tool, ToolContext, ToolError, Unavailable, tool,
 };

@@ -51,6 +51,10 @@ pub struct ModelRequest<'a> {
     /// checkpoint may be could not be kept). A model over HTTP stops reading there and fails the call.
     #[serde(skip)]
     pub max_response_bytes: usize,
+    /// Where a model that retries its request counts the retries it made (a traced run reports them on the
+    /// call's `chat` span); `None`: nobody counts.
+    #[serde(skip)]
+    pub retries: Option<&'a std::sync::atomic::AtomicU32>,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -62,6 +66,7 @@ impl<'a> ModelRequest<'a> {
             tools,
             unchanged: 0,
             max_response_bytes: crate::limits::DEFAULT_MAX_CHECKPOINT_BYTES,
+            retries: None,
         }
     }
 
@@ -86,6 +91,13 @@ pub struct ModelResponse {
     /// answer: the run stops with [`ModelError::Stopped`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<StopReason>,
+    /// The provider's id of this answer (`msg_…`, `chatcmpl-…`, `resp_…`), when it gives one: reported on a
+    /// traced run's `chat` span, never kept in the checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The model that answered, as the provider names it (it may be more exact than the one asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Why a model stopped writing: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `refusal`,
@@ -176,6 +188,8 @@ impl ModelResponse {
             content,
             usage: None,
             stop_reason: None,
+            id: None,
+            model: None,
         }
     }
 
@@ -296,6 +310,30 @@ pub trait Model: MaybeSend + MaybeSync {
         let _ = sink;
         self.complete(request)
     }
+
+    /// Who serves the model and its name, as a traced run reports them (`gen_ai.provider.name`,
+    /// `gen_ai.request.model`). The default names neither.
+    fn info(&self) -> ModelInfo<'_> {
+        ModelInfo::default()
+    }
+}
+
+/// A model's provider and name, as OpenTelemetry's GenAI conventions name them (`anthropic`, `openai`,
+/// `gcp.gemini`, …; `claude-sonnet-4-5`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelInfo<'a> {
+    /// `gen_ai.provider.name`; empty when unknown.
+    pub provider: &'a str,
+    /// `gen_ai.request.model`; empty when unknown.
+    pub model: &'a str,
+}
+
+impl<'a> ModelInfo<'a> {
+    /// `model` served by `provider`.
+    pub fn new(provider: &'a str, model: &'a str) -> Self {
+        ModelInfo { provider, model }
+    }
 }
 
 /// A [`Model`] behind a pointer (`Box<dyn DynModel>`), for code that picks its model at run time (a provider
@@ -318,6 +356,8 @@ pub trait DynModel: MaybeSend + MaybeSync {
         request: ModelRequest<'a>,
         sink: &'a mut dyn DeltaSink,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+    /// [`Model::info`].
+    fn info_dyn(&self) -> ModelInfo<'_>;
 }
 
 impl<M: Model> DynModel for M {
@@ -330,6 +370,9 @@ impl<M: Model> DynModel for M {
         sink: &'a mut dyn DeltaSink,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(self.stream(request, sink))
+    }
+    fn info_dyn(&self) -> ModelInfo<'_> {
+        self.info()
     }
 }
 
@@ -347,6 +390,10 @@ impl Model for Box<dyn DynModel> {
         sink: &'a mut dyn DeltaSink,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         (**self).stream_dyn(request, sink)
+    }
+
+    fn info(&self) -> ModelInfo<'_> {
+        (**self).info_dyn()
     }
 }
 
@@ -447,6 +494,10 @@ impl Model for ScriptedModel {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         std::future::ready(self.play(&request))
     }
+
+    fn info(&self) -> ModelInfo<'_> {
+        ModelInfo::new("scripted", "scripted")
+    }
 }
 
 impl ScriptedModel {
@@ -478,6 +529,10 @@ impl<M: Model> Model for std::sync::Arc<M> {
         sink: &'a mut dyn DeltaSink,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + MaybeSend + 'a {
         (**self).stream(request, sink)
+    }
+
+    fn info(&self) -> ModelInfo<'_> {
+        (**self).info()
     }
 }
 

@@ -27,6 +27,8 @@ pub(crate) struct AgentConfig {
     pub(crate) keys: Option<Arc<crate::keys::CheckpointKeys>>,
     /// With keys: the agent what they sign is bound to (the keys' name, or the agent's fingerprint).
     pub(crate) binding: Option<Arc<str>>,
+    /// Where spans go (not part of the agent's identity: a tracer changed while a run waits changes nothing).
+    pub(crate) telemetry: Option<crate::telemetry::Telemetry>,
 }
 impl AgentConfig {
     pub(crate) fn new(
@@ -81,6 +83,7 @@ impl AgentConfig {
             initial_state: None,
             keys: None,
             binding: None,
+            telemetry: None,
         })
     }
 
@@ -92,6 +95,7 @@ impl AgentConfig {
             tools: &self.rules.definitions,
             unchanged,
             max_response_bytes: self.rules.limits.max_checkpoint_bytes,
+            retries: None,
         }
     }
 

@@ -14,6 +14,10 @@ use crate::platform::{BoxFuture, MaybeSend, now_ms};
 use crate::run::{Run, Step, ToolOutcome};
 use crate::tool::{StateSlot, ToolContext, ToolError};
 
+/// False in the npm package's variants without telemetry (`js` without `js-telemetry`): no run is traced there,
+/// and the compiler leaves the tracing code out of them.
+const TRACED: bool = cfg!(any(not(feature = "js"), feature = "js-telemetry"));
+
 /// An [`EventSink`] that drops everything (and lets the run skip building events).
 pub(crate) struct NoEvents;
 
@@ -74,6 +78,10 @@ pub(crate) struct Hooks<'h> {
     pub(crate) persist: Option<&'h mut dyn Persist>,
     /// Saves made so far by `persist`.
     pub(crate) saves: u32,
+    /// The telemetry to trace the run with, the call's name and its conversation (a session's id).
+    tracing: Option<(&'h crate::telemetry::Telemetry, &'static str, Option<&'h str>)>,
+    /// The run's spans, while it runs traced.
+    trace: Option<crate::telemetry::RunTrace>,
 }
 
 impl<'h> Hooks<'h> {
@@ -82,7 +90,24 @@ impl<'h> Hooks<'h> {
             events,
             persist: None,
             saves: 0,
+            tracing: None,
+            trace: None,
         }
+    }
+
+    /// The run's spans, when it is traced (never in a build without telemetry: the tracing code is left out).
+    fn trace(&mut self) -> Option<&mut crate::telemetry::RunTrace> {
+        if TRACED { self.trace.as_mut() } else { None }
+    }
+
+    /// Traces the run with `telemetry`, when given, as call `call` of `conversation`.
+    pub(crate) fn traced(
+        &mut self,
+        telemetry: Option<&'h crate::telemetry::Telemetry>,
+        call: &'static str,
+        conversation: Option<&'h str>,
+    ) {
+        self.tracing = telemetry.map(|t| (t, call, conversation));
     }
 
     /// True when events are listened to or logged: they must be made.
@@ -140,17 +165,31 @@ impl<'h> Hooks<'h> {
 pub(crate) async fn drive(
     config: &AgentConfig,
     model: &dyn DynModel,
-    run: Run<'_>,
+    mut run: Run<'_>,
     hooks: &mut Hooks<'_>,
 ) -> Result<Outcome, AgentError> {
+    if let Some((telemetry, call, conversation)) = hooks.tracing.take().filter(|_| TRACED) {
+        let applied = run.applied().to_vec();
+        let trace = crate::telemetry::RunTrace::start(telemetry, call, conversation, run.checkpoint_mut(), &applied);
+        hooks.trace = Some(trace);
+    }
     let mut result = drive_steps(config, model, run, hooks).await;
     let checkpoint = match &mut result {
         Ok(outcome) => Some(outcome.checkpoint_mut()),
         Err(e) => e.checkpoint_mut(),
     };
-    if let Some(checkpoint) = checkpoint {
-        config.codec().sign(checkpoint).await?;
+    let signed = match checkpoint {
+        Some(checkpoint) => config.codec().sign(checkpoint).await.map_err(AgentError::from),
+        None => Ok(()),
+    };
+    if let Some(trace) = hooks.trace.take().filter(|_| TRACED) {
+        match (&result, &signed) {
+            (_, Err(e)) => trace.end(None, Some(e)),
+            (Ok(outcome), Ok(())) => trace.end(Some(outcome.checkpoint()), None),
+            (Err(e), Ok(())) => trace.end(e.checkpoint(), Some(e)),
+        }
     }
+    signed?;
     result
 }
 
@@ -275,7 +314,12 @@ async fn call_model(
     }
     hooks.emit(|| Event::StepStart { step });
     let unchanged = run.take_unchanged();
-    let request = config.request(&run.checkpoint().messages, unchanged);
+    let retries = std::sync::atomic::AtomicU32::new(0);
+    let mut request = config.request(&run.checkpoint().messages, unchanged);
+    if let Some(trace) = hooks.trace() {
+        request.retries = Some(&retries);
+        trace.chat_start(step, model.info_dyn(), &request);
+    }
     // A call the watcher stops is dropped unfinished (a provider's request with it): the model is taken to
     // have been stopped by the signal.
     let stop = hooks.events.when_aborted();
@@ -291,6 +335,9 @@ async fn call_model(
         crate::platform::unless_stopped(model.complete_dyn(request), stop).await
     }
     .unwrap_or_else(stopped_by_signal);
+    if let Some(trace) = hooks.trace() {
+        trace.chat_end(reply.as_ref(), retries.load(std::sync::atomic::Ordering::Relaxed));
+    }
     if let Err(e) = &reply {
         run.model_failed(e);
     }
@@ -365,6 +412,9 @@ async fn run_tool(
             input: &call.input,
         });
     }
+    if let Some(trace) = hooks.trace() {
+        trace.tool_start(&call);
+    }
     let slot = StateSlot {
         current: run.state(),
         next: std::sync::Mutex::new(None),
@@ -374,6 +424,9 @@ async fn run_tool(
         Ok(outcome) => outcome,
         // Stopped by the run's signal (its request cancelled): the run is aborted, the call not recorded.
         Err(_) if hooks.events.aborted() => {
+            if let Some(trace) = hooks.trace() {
+                trace.tool_end(None, Some("aborted"));
+            }
             return Err(AgentError::Aborted {
                 checkpoint: Box::new(stopped(run.clone())),
             });
@@ -381,6 +434,9 @@ async fn run_tool(
         // Not recorded: the checkpoint from before the call calls it again when resumed — or, for a call
         // resumed with answers to its requests for input, waits for those answers again.
         Err(source) => {
+            if let Some(trace) = hooks.trace() {
+                trace.tool_end(None, Some("unavailable"));
+            }
             let mut before = run.clone();
             before.reopen_input(&call.id);
             return Err(AgentError::Mcp {
@@ -399,6 +455,10 @@ async fn run_tool(
         }
     }
     run.tool_finished(&call.id, outcome, now_ms());
+    if let Some(trace) = hooks.trace() {
+        let result = run.checkpoint().tool_results.iter().find(|r| r.tool_use_id == call.id);
+        trace.tool_end(result, None);
+    }
     hooks.result(run, &call);
     hooks.checkpoint(run, config.codec()).await
 }

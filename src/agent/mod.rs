@@ -61,6 +61,7 @@ pub struct AgentBuilder {
     keys: Option<crate::keys::CheckpointKeys>,
     output: Option<(Value, u32)>,
     compaction: Option<crate::run::Compaction>,
+    telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 /// What a run starts from: a new user message, or a checkpoint and the human's input.
@@ -164,6 +165,7 @@ impl Agent {
             keys: None,
             output: None,
             compaction: None,
+            telemetry: None,
         }
     }
 
@@ -190,8 +192,15 @@ impl Agent {
     /// # Errors
     /// As [`Agent::prompt`] and [`Agent::resume`].
     pub async fn run(&self, input: Input, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
+        let call = if matches!(input, Input::Prompt(_)) {
+            "prompt"
+        } else {
+            "resume"
+        };
         let run = self.config.start(input).await?;
-        drive(&self.config, &*self.model, run, &mut Hooks::new(events)).await
+        let mut hooks = Hooks::new(events);
+        hooks.traced(self.config.telemetry.as_ref(), call, None);
+        drive(&self.config, &*self.model, run, &mut hooks).await
     }
 }
 
@@ -232,6 +241,7 @@ impl Agent {
                 initial_state: c.initial_state.clone(),
                 keys: c.keys.clone(),
                 binding: c.binding.clone(),
+                telemetry: c.telemetry.clone(),
             },
             model: Box::new(model),
         })
@@ -374,6 +384,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Reports each call as OpenTelemetry GenAI spans (`invoke_agent`, `chat`, `execute_tool`) to the
+    /// telemetry's tracer, and keeps the trace context in the checkpoint so that a resumed run links to the
+    /// paused one (see [`Telemetry`](crate::Telemetry); [`TracingTracer`](crate::TracingTracer) with the
+    /// `tracing` feature).
+    pub fn telemetry(mut self, telemetry: crate::telemetry::Telemetry) -> Self {
+        self.telemetry = Some(telemetry);
+        self
+    }
+
     /// Signs every checkpoint the agent returns or saves, and resumes only checkpoints signed with one of
     /// these keys (see [`CheckpointKeys`](crate::CheckpointKeys)); sealed too when the keys say so.
     pub fn checkpoint_keys(mut self, keys: crate::keys::CheckpointKeys) -> Self {
@@ -399,6 +418,7 @@ impl AgentBuilder {
         if let Some(keys) = self.keys {
             config.set_keys(keys)?;
         }
+        config.telemetry = self.telemetry;
         Ok(Agent {
             config,
             model: self.model,

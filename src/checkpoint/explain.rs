@@ -147,6 +147,10 @@ pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
         }
         string(o, "label", "thread", true)?;
     }
+    match root.get("traceparent") {
+        None | Some(Value::Null | Value::String(_)) => {}
+        Some(v) => return Err(expected("traceparent", "a string (a W3C traceparent)", v)),
+    }
     if let Some(sig) = root.get("signature").filter(|s| !s.is_null()) {
         let o = obj(sig, "signature")?;
         string(o, "kid", "signature", false)?;

@@ -91,6 +91,11 @@ pub struct Checkpoint {
     /// Where this checkpoint sits in a session's history (set by sessions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread: Option<ThreadInfo>,
+    /// The W3C `traceparent` of the traced run that made this checkpoint (its `invoke_agent` span): the run
+    /// that resumes it links its own span to that one, in whatever process or isolate it runs. Set only by an
+    /// agent with telemetry; kept as it is by one without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
     /// When the run started, in milliseconds since the Unix epoch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<u64>,
@@ -205,6 +210,8 @@ struct Raw {
     output_attempts: Option<u32>,
     #[serde(default)]
     thread: Option<ThreadInfo>,
+    #[serde(default)]
+    traceparent: Option<String>,
     #[serde(default, deserialize_with = "crate::json::whole_opt")]
     created_at: Option<u64>,
     #[serde(default, deserialize_with = "crate::json::whole_opt")]
@@ -236,6 +243,7 @@ impl Checkpoint {
             structured: None,
             output_attempts: 0,
             thread: None,
+            traceparent: None,
             created_at: Some(now),
             updated_at: Some(now),
             signature: None,
@@ -468,6 +476,7 @@ impl Raw {
             structured: self.structured,
             output_attempts: self.output_attempts.unwrap_or(0),
             thread: self.thread,
+            traceparent: self.traceparent,
             created_at: self.created_at,
             updated_at: self.updated_at,
             signature: self.signature,

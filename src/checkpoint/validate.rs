@@ -19,6 +19,17 @@ impl Checkpoint {
                 supported: CHECKPOINT_VERSION,
             });
         }
+        if let Some(t) = self
+            .traceparent
+            .as_deref()
+            .filter(|t| !crate::telemetry::is_traceparent(t))
+        {
+            let shown: String = t.chars().take(64).collect();
+            return Err(CheckpointError::at(
+                "traceparent",
+                format!("expected a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>), got {shown:?}"),
+            ));
+        }
         let last = self.messages.len().saturating_sub(1);
         let mut call_ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, m) in self.messages.iter().enumerate() {

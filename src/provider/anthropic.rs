@@ -201,6 +201,10 @@ impl WireFormat for Anthropic {
         "anthropic"
     }
 
+    fn model(&self) -> &str {
+        &self.model
+    }
+
     fn check(&self) -> Result<(), String> {
         Anthropic::check(self)
     }

@@ -267,6 +267,14 @@ impl WireFormat for Gemini {
         NAME
     }
 
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn provider(&self) -> &'static str {
+        "gcp.gemini"
+    }
+
     fn tool_choice(&self) -> Option<&ToolChoice> {
         self.tool_choice.as_ref()
     }

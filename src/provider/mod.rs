@@ -262,6 +262,15 @@ impl StreamedBody {
 pub trait WireFormat: MaybeSend + MaybeSync {
     /// Name used in errors (`"anthropic"`, `"openai"`).
     fn name(&self) -> &'static str;
+    /// The provider as OpenTelemetry's GenAI conventions name it (`gen_ai.provider.name`); the default is
+    /// [`WireFormat::name`].
+    fn provider(&self) -> &'static str {
+        self.name()
+    }
+    /// The model asked for (`gen_ai.request.model`); the default is none.
+    fn model(&self) -> &str {
+        ""
+    }
     /// The HTTP request for `request` (URL, headers with the key, JSON body).
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest;
     /// Our response from a 2xx body.
@@ -601,7 +610,37 @@ fn is_retryable(status: u16) -> bool {
     matches!(status, 408 | 429 | 529) || (500..600).contains(&status)
 }
 
+/// The answer's id and model from its body, when the format did not read them (`id`, Gemini's
+/// `responseId`; `model`, Gemini's `modelVersion`).
+fn stamped(response: Result<ModelResponse, ModelError>, body: &Value) -> Result<ModelResponse, ModelError> {
+    let text = |keys: [&str; 2]| {
+        keys.iter()
+            .find_map(|k| body.get(k).and_then(Value::as_str))
+            .map(str::to_owned)
+    };
+    response.map(|mut r| {
+        if r.id.is_none() {
+            r.id = text(["id", "responseId"]);
+        }
+        if r.model.is_none() {
+            r.model = text(["model", "modelVersion"]);
+        }
+        r
+    })
+}
+
+/// Counts a retry where the request asks for it.
+fn count_retry(request: &ModelRequest<'_>) {
+    if let Some(n) = request.retries {
+        n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
+    fn info(&self) -> crate::model::ModelInfo<'_> {
+        crate::model::ModelInfo::new(self.wire.provider(), self.wire.model())
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,
@@ -629,13 +668,14 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                                     costly => format!("{} answered {costly}", self.wire.name()),
                                 },
                             })?;
-                        return self.wire.response(&body);
+                        return stamped(self.wire.response(&body), &body);
                     }
                     Ok(r) => self.status_error(&http, r),
                 };
                 let error = self.unless_aborted(error);
                 let wait = self.retry_wait(&error, attempt, retry_after.as_deref()).ok_or(error)?;
                 self.client.sleep(wait).await;
+                count_retry(&request);
                 attempt += 1;
             }
         }
@@ -687,7 +727,8 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                     ),
                     (Ok(r), None) if (200..300).contains(&r.status) => {
                         if reader.stream.done {
-                            return self.wire.response(&reader.stream.body);
+                            let body = &reader.stream.body;
+                            return stamped(self.wire.response(body), body);
                         }
                         let problem = "the stream ended before the answer was complete";
                         (self.http_error(&http, None, problem), None)
@@ -697,6 +738,7 @@ impl<W: WireFormat, C: HttpClient> Model for HttpModel<W, C> {
                 let error = self.unless_aborted(error);
                 let wait = self.retry_wait(&error, attempt, retry_after.as_deref()).ok_or(error)?;
                 self.client.sleep(wait).await;
+                count_retry(&request);
                 attempt += 1;
             }
         }

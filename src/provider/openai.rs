@@ -250,6 +250,10 @@ impl WireFormat for OpenAi {
         "openai"
     }
 
+    fn model(&self) -> &str {
+        &self.model
+    }
+
     fn request(&self, request: &ModelRequest<'_>) -> HttpRequest {
         self.http(request, &[])
     }

@@ -241,6 +241,14 @@ impl WireFormat for OpenAiResponses {
         NAME
     }
 
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn provider(&self) -> &'static str {
+        "openai"
+    }
+
     fn tool_choice(&self) -> Option<&ToolChoice> {
         self.tool_choice.as_ref()
     }

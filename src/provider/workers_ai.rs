@@ -142,6 +142,10 @@ fn json_of(v: &JsValue) -> Value {
 }
 
 impl Model for WorkersAi {
+    fn info(&self) -> crate::model::ModelInfo<'_> {
+        crate::model::ModelInfo::new("cloudflare.workers_ai", &self.model)
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,

@@ -210,6 +210,8 @@ pub struct Applied {
     pub modified_args: Option<Value>,
     /// The result recorded for the call (a denial, an expiry, or an answer), if any.
     pub result: Option<ToolResult>,
+    /// True when the interrupt had expired and its tool's policy denied it (whatever was decided).
+    pub expired: bool,
 }
 
 /// One run of the loop, driven step by step: the state machine described in the crate's docs ("The state

@@ -155,7 +155,9 @@ impl<'c> Run<'c> {
             self.state.tool_results.extend(lost);
         }
         for (interrupt, decision) in pending.into_iter().zip(plan) {
-            let applied = self.apply(interrupt, decision);
+            let expired = interrupt.expires_at.is_some_and(|at| now > at);
+            let mut applied = self.apply(interrupt, decision);
+            applied.expired = expired;
             self.applied.push(applied);
         }
         self.touch(now);
@@ -198,6 +200,7 @@ impl<'c> Run<'c> {
                     approved: true,
                     modified_args,
                     result: None,
+                    expired: false,
                 };
             }
             Decision::Deny { message } => ToolResult {
@@ -217,6 +220,7 @@ impl<'c> Run<'c> {
                     approved: false,
                     modified_args: None,
                     result: None,
+                    expired: false,
                 };
             }
         };
@@ -231,6 +235,7 @@ impl<'c> Run<'c> {
                             approved: false,
                             modified_args: None,
                             result: Some(earlier.clone()),
+                            expired: false,
                         };
                     }
                     None => ToolResult {
@@ -250,6 +255,7 @@ impl<'c> Run<'c> {
             approved: false,
             modified_args: None,
             result: Some(result),
+            expired: false,
         }
     }
 

@@ -324,6 +324,8 @@ struct Rest<'a> {
     created_at: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     updated_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traceparent: &'a Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -345,6 +347,7 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         output_attempts: cp.output_attempts,
         created_at: cp.created_at,
         updated_at: cp.updated_at,
+        traceparent: &cp.traceparent,
     };
     // Through the text: the same result without a second serializer for these types in the .wasm.
     crate::json::to_string(&r)
@@ -546,6 +549,7 @@ fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), C
         "outputAttempts" => state.output_attempts = field(at, k, v)?,
         "createdAt" => state.created_at = field(at, k, v)?,
         "updatedAt" => state.updated_at = field(at, k, v)?,
+        "traceparent" => state.traceparent = field(at, k, v)?,
         "state" => state.state = Some(v),
         "structured" => state.structured = Some(v),
         other => return Err(bad(at, format!("set: unknown field {other:?}"))),
@@ -566,6 +570,7 @@ fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), Checkpoin
         "outputAttempts" => state.output_attempts = 0,
         "createdAt" => state.created_at = None,
         "updatedAt" => state.updated_at = None,
+        "traceparent" => state.traceparent = None,
         "state" => state.state = None,
         "structured" => state.structured = None,
         other => return Err(bad(at, format!("unset: unknown field {other:?}"))),

@@ -626,6 +626,11 @@ async fn session_turn(
     events: &mut dyn EventSink,
 ) -> Result<SessionRun, AgentError> {
     check_id(log.id)?;
+    let call = match &turn {
+        Turn::Prompt(_) => "session.prompt",
+        Turn::Reply(_) => "session.reply",
+        Turn::Continue => "session.resume",
+    };
     let (mut loaded, mut unsettled) = load_live(log, &turn).await?;
     let mut writer = Writer::new(log, &loaded);
     writer.max_chain = (options.max_history < DEFAULT_MAX_HISTORY).then_some(options.max_history);
@@ -655,11 +660,9 @@ async fn session_turn(
             every_step: options.auto_save == AutoSave::Step,
             unsaved: None,
         };
-        let mut hooks = Hooks {
-            events: &mut *events,
-            persist: Some(&mut persisting),
-            saves: 0,
-        };
+        let mut hooks = Hooks::new(&mut *events);
+        hooks.persist = Some(&mut persisting);
+        hooks.traced(config.telemetry.as_ref(), call, Some(log.id));
         let outcome = drive(config, model, run, &mut hooks).await;
         (outcome, persisting.unsaved)
     };
