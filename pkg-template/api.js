@@ -11,6 +11,8 @@ import {
   needNow, optionsText, registerTool, wasmBytes, withLater,
 } from './internal.js';
 
+import { telemetryAdapter, traceContext } from './telemetry.js';
+
 export { WasmLoadError, loadWasm } from './load.js';
 
 export {
@@ -178,10 +180,21 @@ function detached(cls, method) {
   return new ConfigError(`${cls}.${method} was called without its ${cls.toLowerCase()} (a detached method?): call it as ${cls.toLowerCase()}.${method}(...)`);
 }
 
+/**
+ * `run(options)` with the caller's OpenTelemetry context, read when the call is made, added to its options (a
+ * traced agent's spans are children of the span the caller is in).
+ */
+const inContext = (traced, run) => {
+  if (!traced) return run;
+  const ctx = traceContext();
+  return ctx === undefined ? run : (o) => run({ ...o, traceContext: ctx });
+};
+
 /** An agent: `prompt`, `resume`, `stream`, `session`. */
 class Agent {
   #spec;
-  constructor(spec) { this.#spec = spec; }
+  #traced;
+  constructor(spec, traced) { this.#spec = spec; this.#traced = traced; }
 
   static spec(self, method) {
     if (self == null || typeof self !== 'object' || !(#spec in self)) throw detached('Agent', method);
@@ -191,12 +204,12 @@ class Agent {
 
   async prompt(message, options) {
     const spec = Agent.spec(this, 'prompt');
-    return withEnd((o) => withLater(spec, (s) => wasm.prompt(s, message, o)), options);
+    return withEnd(inContext(this.#traced, (o) => withLater(spec, (s) => wasm.prompt(s, message, o))), options);
   }
 
   async resume(checkpoint, answer, options) {
     const spec = Agent.spec(this, 'resume');
-    return withEnd((o) => withLater(spec, (s) => wasm.resume(s, checkpoint, answer, o)), options);
+    return withEnd(inContext(this.#traced, (o) => withLater(spec, (s) => wasm.resume(s, checkpoint, answer, o))), options);
   }
 
   stream(input, options) {
@@ -204,15 +217,15 @@ class Agent {
     if (input == null || typeof input !== 'object') {
       throw new ConfigError('stream(input): expected { prompt } or { checkpoint, answer? }');
     }
-    if (typeof input.prompt === 'string') return eventStream((o) => withLater(spec, (s) => wasm.prompt(s, input.prompt, o)), options);
-    if ('checkpoint' in input) return eventStream((o) => withLater(spec, (s) => wasm.resume(s, input.checkpoint, input.answer, o)), options);
+    if (typeof input.prompt === 'string') return eventStream(inContext(this.#traced, (o) => withLater(spec, (s) => wasm.prompt(s, input.prompt, o))), options);
+    if ('checkpoint' in input) return eventStream(inContext(this.#traced, (o) => withLater(spec, (s) => wasm.resume(s, input.checkpoint, input.answer, o))), options);
     throw new ConfigError('stream(input): expected { prompt: string } or { checkpoint, answer? }');
   }
 
   session(saver, id, options) {
     // A session needs the .wasm's sessions (a program that never imported a saver loads them now).
     needFor('sessions', 'agent.session()');
-    return new Session(Agent.spec(this, 'session'), saver, id, options);
+    return new Session(Agent.spec(this, 'session'), saver, id, options, this.#traced);
   }
 
   free() { this.#spec = null; }
@@ -222,8 +235,10 @@ class Agent {
 /** A conversation kept in a saver under an id, with its history. */
 class Session {
   #parts;
+  #traced;
 
-  constructor(agentSpec, saver, id, options) {
+  constructor(agentSpec, saver, id, options, traced) {
+    this.#traced = traced;
     const store = SAVERS.specOf(saver);
     const text = optionsText(options, 'session options');
     // What every call hands the core: the agent, the saver (a built-in's spec, or the user's own), the id and
@@ -254,17 +269,18 @@ class Session {
 
   get id() { return this.#parts === null ? undefined : this.#id; }
 
-  async prompt(message, options) { return withEnd(run(Session.parts(this, 'prompt'), 'prompt', message), options); }
-  async reply(answer, options) { return withEnd(run(Session.parts(this, 'reply'), 'reply', answer), options); }
+  async prompt(message, options) { return withEnd(inContext(this.#traced, run(Session.parts(this, 'prompt'), 'prompt', message)), options); }
+  async reply(answer, options) { return withEnd(inContext(this.#traced, run(Session.parts(this, 'reply'), 'reply', answer)), options); }
   /** Continues from the last saved step (after a crash); a paused session answers with its pause. */
-  async resume(options) { return withEnd(run(Session.parts(this, 'resume'), 'resume'), options); }
+  async resume(options) { return withEnd(inContext(this.#traced, run(Session.parts(this, 'resume'), 'resume')), options); }
 
   stream(input, options) {
     const parts = Session.parts(this, 'stream');
     if (parts instanceof Promise) parts.catch(() => {}); // the stream's events carry the error
-    if (input != null && typeof input === 'object' && typeof input.prompt === 'string') return eventStream(run(parts, 'prompt', input.prompt), options);
-    if (input != null && typeof input === 'object' && 'answer' in input) return eventStream(run(parts, 'reply', input.answer), options);
-    if (input != null && typeof input === 'object' && input.resume === true) return eventStream(run(parts, 'resume'), options);
+    const traced = this.#traced;
+    if (input != null && typeof input === 'object' && typeof input.prompt === 'string') return eventStream(inContext(traced, run(parts, 'prompt', input.prompt)), options);
+    if (input != null && typeof input === 'object' && 'answer' in input) return eventStream(inContext(traced, run(parts, 'reply', input.answer)), options);
+    if (input != null && typeof input === 'object' && input.resume === true) return eventStream(inContext(traced, run(parts, 'resume')), options);
     throw new ConfigError('session.stream(input): expected { prompt: string }, { answer } or { resume: true }');
   }
 
@@ -359,7 +375,11 @@ export function agent(config) {
   const tools = Array.isArray(config.tools) ? config.tools.map((t, i) => checkedTool(t, `config.tools[${i}]`)) : config.tools;
   if (config.state !== undefined) checkPlainJson(config.state, 'config.state');
   const output = config.output === undefined || config.output === null ? config.output : compileSchema(config.output, 'config.output', true);
-  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
+  // Where spans go is not part of the agent (nor of its fingerprint): it stays here, beside the config's text.
+  const telemetry = config.telemetry == null ? undefined : telemetryAdapter(config.telemetry, 'config.telemetry');
+  // Spans need a .wasm with telemetry (every variant but the core's).
+  if (telemetry !== undefined) needFor('telemetry', 'config.telemetry');
+  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: undefined, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
   // The tools as the texts they were checked as (no second walk over their schemas).
   const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
@@ -367,11 +387,11 @@ export function agent(config) {
   const builtin = BUILTIN_MODELS.get(model);
   const system = typeof config.instructions === 'string' ? config.instructions : undefined;
   return new Agent(new Later(() => {
-    const spec = { text, fns, model, builtin: builtin?.get(), system };
+    const spec = { text, fns, model, builtin: builtin?.get(), system, telemetry };
     // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
     spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
     return Object.freeze(spec);
-  }, builtin ? [builtin] : []));
+  }, builtin ? [builtin] : []), telemetry !== undefined);
 }
 
 /** A model the core implements (a script), as a function; `spec` is what the core made of it. */

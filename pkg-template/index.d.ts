@@ -160,6 +160,8 @@ export interface Checkpoint {
   outputAttempts?: number;
   /** Where it sits in a session's history (set by sessions). */
   thread?: ThreadInfo;
+  /** The W3C traceparent of the traced call that made this checkpoint: the call that resumes it links to it. */
+  traceparent?: string;
   /** When the run started, in ms since the epoch. */
   createdAt?: number;
   /** When this checkpoint was taken, in ms since the epoch. */
@@ -359,13 +361,22 @@ export interface ModelResponse {
    * `stopReason` set and nothing of the answer recorded; anything else (or none) is a normal answer.
    */
   stopReason?: StopReason;
+  /** The provider's id of this answer: a traced agent's `gen_ai.response.id` (never kept in the checkpoint). */
+  id?: string;
+  /** The model that answered: a traced agent's `gen_ai.response.model`. */
+  model?: string;
 }
 
 /** Why a model stopped. Unknown provider values pass through as they are. */
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'content_filter' | 'recitation' | 'prompt_blocked' | (string & {});
 
 /** A model is any async function from a request to a response. */
-export type Model = (request: ModelRequest, call?: { signal: AbortSignal | { readonly aborted: boolean } }) => ModelResponse | Promise<ModelResponse>;
+export type Model = ((request: ModelRequest, call?: { signal: AbortSignal | { readonly aborted: boolean } }) => ModelResponse | Promise<ModelResponse>) & {
+  /** For a traced agent's `chat` spans: `gen_ai.provider.name` (e.g. 'anthropic'). */
+  provider?: string;
+  /** For a traced agent's `chat` spans: `gen_ai.request.model`. */
+  modelId?: string;
+};
 
 /** One scripted turn: a response, a string (a final text), or a function of the request. */
 export type ScriptedResponse =
@@ -624,6 +635,38 @@ export interface AgentConfig {
    * first user message) are dropped; every request stays provider-valid. A `compacted` event says what went.
    */
   compaction?: { maxBytes?: number; maxMessages?: number; keepFirst?: number };
+  /**
+   * OpenTelemetry spans of every call (`invoke_agent`, `chat`, `execute_tool`, GenAI semantic conventions),
+   * linked across pauses through the checkpoint's `traceparent`. Not part of the agent: changing it never
+   * invalidates a paused run. Not in 'resumable-agent/core'. See README "Tracing".
+   */
+  telemetry?: TelemetryOptions;
+}
+
+/** The part of an OpenTelemetry `Tracer` (`trace.getTracer('my-app')` from `@opentelemetry/api`) the agent uses. */
+export interface OtelTracer {
+  startSpan(name: string, options?: { kind?: number; attributes?: Record<string, unknown>; links?: unknown[] }, context?: unknown): {
+    setAttribute(key: string, value: unknown): unknown;
+    addEvent(name: string, attributes?: Record<string, unknown>): unknown;
+    setStatus(status: { code: number; message?: string }): unknown;
+    end(): void;
+    spanContext(): { traceId: string; spanId: string; traceFlags: number };
+  };
+}
+
+export interface TelemetryOptions {
+  /** Where spans go; what it throws is ignored (a broken tracer never breaks a run). */
+  tracer: OtelTracer;
+  /** `gen_ai.agent.name`, and the `invoke_agent {agentName}` span's name. */
+  agentName?: string;
+  /**
+   * Record messages, instructions and tool inputs and results as the conventions' JSON attributes (off by
+   * default: they may hold personal data). Each attribute holds at most 32 KiB: the newest messages that fit,
+   * a text over 8 KiB cut, saying how much was cut.
+   */
+  recordContent?: boolean;
+  /** Write list attributes as JSON text (default: true in Workers, whose own tracing takes scalars only). */
+  scalarAttributes?: boolean;
 }
 
 /** What `output` takes. */

@@ -393,6 +393,9 @@ pub(super) fn outcome_js(outcome: &Outcome, sealed: Option<String>) -> JsValue {
 pub(super) struct JsEvents {
     callback: Option<Function>,
     signal: Option<JsValue>,
+    /// The caller's OpenTelemetry context when the call began (a traced agent's front passes it).
+    #[cfg_attr(not(feature = "js-telemetry"), allow(dead_code))]
+    trace_context: JsValue,
 }
 
 impl JsEvents {
@@ -402,6 +405,7 @@ impl JsEvents {
             return Ok(JsEvents {
                 callback: None,
                 signal: None,
+                trace_context: JsValue::UNDEFINED,
             });
         }
         if !options.is_object() {
@@ -412,7 +416,7 @@ impl JsEvents {
         }
         let keys = js_sys::Object::keys(options.unchecked_ref::<js_sys::Object>());
         for key in keys.iter().filter_map(|k| k.as_string()) {
-            if !["onEvent", "signal", "followMs", "pollMs"].contains(&key.as_str()) {
+            if !["onEvent", "signal", "followMs", "pollMs", "traceContext"].contains(&key.as_str()) {
                 return Err(config_error(format!(
                     "{what}: options.{key}: unknown option (known: onEvent, signal)"
                 )));
@@ -429,7 +433,18 @@ impl JsEvents {
             }
         };
         let signal = Some(get(options, "signal")).filter(JsValue::is_object);
-        Ok(JsEvents { callback, signal })
+        let trace_context = get(options, "traceContext");
+        Ok(JsEvents {
+            callback,
+            signal,
+            trace_context,
+        })
+    }
+
+    /// The caller's OpenTelemetry context when the call began.
+    #[cfg_attr(not(feature = "js-telemetry"), allow(dead_code))]
+    pub(super) fn trace_context(&self) -> &JsValue {
+        &self.trace_context
     }
 
     /// The call's `signal`, if it has one.
@@ -551,7 +566,12 @@ async fn run(
     what: &str,
 ) -> Result<JsValue, JsValue> {
     let mut events = JsEvents::read(&options, what)?;
-    let call = Call::new(&spec, events.signal())?;
+    #[allow(unused_mut)]
+    let mut call = Call::new(&spec, events.signal())?;
+    #[cfg(feature = "js-telemetry")]
+    {
+        call.agent.config.telemetry = super::telemetry::telemetry_of(&spec, events.trace_context());
+    }
     let input = match (prompt, resume) {
         (Some(message), _) => Input::Prompt(message.as_string().ok_or_else(|| {
             config_error(format!(

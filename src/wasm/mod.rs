@@ -20,6 +20,8 @@ mod model;
 mod saver;
 #[cfg(feature = "js-sessions")]
 mod session;
+#[cfg(feature = "js-telemetry")]
+mod telemetry;
 
 use wasm_bindgen::prelude::*;
 
@@ -44,13 +46,14 @@ pub fn assert_complete(result: JsValue) -> Result<JsValue, JsValue> {
 }
 
 /// `capabilities()`: what this variant of the package's .wasm can do, beside the core: `sessions`, `providers`,
-/// `mcp`.
+/// `mcp`, `telemetry`.
 #[wasm_bindgen]
 pub fn capabilities() -> js_sys::Array {
-    let all: [(&str, bool); 3] = [
+    let all: [(&str, bool); 4] = [
         ("sessions", cfg!(feature = "js-sessions")),
         ("providers", cfg!(feature = "js-providers")),
         ("mcp", cfg!(feature = "js-mcp")),
+        ("telemetry", cfg!(feature = "js-telemetry")),
     ];
     all.iter()
         .filter(|(_, on)| *on)

@@ -47,6 +47,9 @@ pub(super) struct JsModel {
     thrown: Rc<RefCell<Option<JsValue>>>,
     /// `{ signal }`, the second argument of a model function, when the call has a signal.
     context: Option<JsValue>,
+    /// The model function's `provider` and `modelId` (as AI SDK models name themselves), for its spans.
+    #[cfg(feature = "js-telemetry")]
+    info: (String, String),
 }
 
 /// JS objects equal to the run's first `synced` messages.
@@ -89,8 +92,20 @@ impl JsModel {
         } else {
             Callee::Function(get(spec, "model").unchecked_into())
         };
+        #[cfg(feature = "js-telemetry")]
+        let info = match &callee {
+            Callee::Script(_) => ("scripted".to_owned(), "scripted".to_owned()),
+            Callee::Function(f) => {
+                let text = |key| get(f, key).as_string().unwrap_or_default();
+                (text("provider"), text("modelId"))
+            }
+        };
         let mut model = Self::with(callee, get(spec, "tools"), get(spec, "system"), thrown, mirror);
         model.context = signal.map(|s| fields(&[("signal", s.clone())]));
+        #[cfg(feature = "js-telemetry")]
+        {
+            model.info = info;
+        }
         model
     }
 
@@ -108,6 +123,8 @@ impl JsModel {
             mirror,
             thrown,
             context: None,
+            #[cfg(feature = "js-telemetry")]
+            info: (String::new(), String::new()),
         }
     }
 
@@ -164,6 +181,11 @@ fn response_of(response: &JsValue) -> Result<ModelResponse, ModelError> {
 }
 
 impl Model for JsModel {
+    #[cfg(feature = "js-telemetry")]
+    fn info(&self) -> crate::ModelInfo<'_> {
+        crate::ModelInfo::new(&self.info.0, &self.info.1)
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,

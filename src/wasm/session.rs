@@ -105,7 +105,13 @@ pub fn session_run(session: JsValue, turn: String, value: JsValue, options: JsVa
                 config_error(format!("prompt(message): expected a string, got {}", describe(&value)))
             })?),
         };
-        let parts = Parts::new(&session, events.signal())?;
+        #[allow(unused_mut)]
+        let mut parts = Parts::new(&session, events.signal())?;
+        #[cfg(feature = "js-telemetry")]
+        {
+            let traced = super::telemetry::telemetry_of(&get(&session, "agent"), events.trace_context());
+            parts.call.agent.config.telemetry = traced;
+        }
         let s = parts.session();
         let ran = s.run(turn, &mut events).await;
         if s.unsettled() {
