@@ -137,6 +137,12 @@ const mcpRun = spawnSync(process.execPath, [join(BENCH, 'mcp.mjs')], { cwd: BENC
 if (mcpRun.status !== 0) throw new Error(`mcp.mjs failed (${mcpRun.status ?? mcpRun.signal}):\n${mcpRun.stderr}`);
 const mcpTable = mcpRun.stdout.trim();
 
+// ---- 8e: tracing: time per step with and without a tracer, the trace context's bytes (bench/telemetry.mjs) --
+log('telemetry: ms per step with and without a tracer at n = 10/20/200/400, warm and cold');
+const telemetryRun = spawnSync(process.execPath, [join(BENCH, 'telemetry.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 900_000, maxBuffer: 16 << 20 });
+if (telemetryRun.status !== 0) throw new Error(`telemetry.mjs failed (${telemetryRun.status ?? telemetryRun.signal}):\n${telemetryRun.stderr}`);
+const telemetryTable = telemetryRun.stdout.trim();
+
 // ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
 log('streaming: first byte -> first text-delta, warm and cold');
 const streamWarm = child('first-delta.mjs', '20', '50');
@@ -406,6 +412,8 @@ ${sessionsTable}
 ${providersTable}
 
 ${mcpTable}
+
+${telemetryTable}
 
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;

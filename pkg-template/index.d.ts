@@ -645,13 +645,16 @@ export interface AgentConfig {
 
 /** The part of an OpenTelemetry `Tracer` (`trace.getTracer('my-app')` from `@opentelemetry/api`) the agent uses. */
 export interface OtelTracer {
-  startSpan(name: string, options?: { kind?: number; attributes?: Record<string, unknown>; links?: unknown[] }, context?: unknown): {
-    setAttribute(key: string, value: unknown): unknown;
-    addEvent(name: string, attributes?: Record<string, unknown>): unknown;
-    setStatus(status: { code: number; message?: string }): unknown;
-    end(): void;
-    spanContext(): { traceId: string; spanId: string; traceFlags: number };
-  };
+  startSpan(name: string, options?: any, context?: any): OtelSpan;
+}
+
+/** The part of an OpenTelemetry `Span` the agent uses. */
+export interface OtelSpan {
+  setAttribute(key: string, value: any): unknown;
+  addEvent(name: string, attributes?: any): unknown;
+  setStatus(status: any): unknown;
+  end(): void;
+  spanContext(): { traceId: string; spanId: string; traceFlags: number };
 }
 
 export interface TelemetryOptions {

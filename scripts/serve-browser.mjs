@@ -1,4 +1,5 @@
-// Serves examples/browser at / and the built package at /pkg/ on 127.0.0.1 (no framework, no bundler).
+// Serves examples/browser at / and the built package at /pkg/ on 127.0.0.1 (no framework, no bundler); what a
+// browser test built for its pages (target/browser-test/) at /__test/.
 //   node scripts/serve-browser.mjs [port]     (port 0 or none: any free port; the URL is printed)
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -11,7 +12,9 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/cs
 export function serve(port = 0) {
   const server = createServer(async (req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    const file = path.startsWith('/pkg/') ? join(ROOT, path) : join(ROOT, 'examples/browser', path === '/' ? 'index.html' : path);
+    const file = path.startsWith('/pkg/') ? join(ROOT, path)
+      : path.startsWith('/__test/') ? join(ROOT, 'target/browser-test', path.slice('/__test/'.length))
+      : join(ROOT, 'examples/browser', path === '/' ? 'index.html' : path);
     if (!file.startsWith(ROOT) || path.includes('..')) { res.writeHead(403).end(); return; }
     try {
       const body = await readFile(file);

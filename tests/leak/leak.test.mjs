@@ -33,17 +33,23 @@ function measure(shape) {
   });
 }
 
-// Two shapes at a time (the machine has two cores).
+// Two shapes at a time (the machine has two cores) — but for the shapes that read an 80 KB Response per request
+// from a fetch stand-in: with another shape beside them, Node's own bookkeeping of those Responses in a loop that
+// never yields measured 16–20 B/request (alone: below zero; their wasm memory flat either way), so they run
+// alone, after the others.
+const ALONE = new Set(['hostile-too-long', 'hostile-endless-event']);
 const shapes = [...Object.keys(SHAPES), ...Object.keys(CORE_SHAPES)];
 const results = new Map();
-const queue = [...shapes];
+const queue = shapes.filter((s) => !ALONE.has(s));
 const workers = [0, 1].map(async () => {
   while (queue.length) {
     const s = queue.shift();
     results.set(s, await measure(s).catch((e) => e));
   }
 });
-const all = Promise.all(workers);
+const all = Promise.all(workers).then(async () => {
+  for (const s of shapes.filter((x) => ALONE.has(x))) results.set(s, await measure(s).catch((e) => e));
+});
 
 for (const shape of shapes) {
   test(`${shape}: at most ${BOUND} bytes kept per request over ${REQUESTS} requests`, async () => {

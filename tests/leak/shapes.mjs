@@ -12,6 +12,7 @@ import {
   loadWasm, memoryUsage, sqliteSaver,
 } from 'resumable-agent';
 import { measureShape } from './measure.mjs';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 // node:sqlite (Node 22+) only for its shape: `make bench` runs these shapes on Node 20.
 const sqliteDb = process.argv[2] === 'session-sqlite' ? new (await import('node:sqlite')).DatabaseSync(':memory:') : undefined;
@@ -57,6 +58,9 @@ const kv = kvStandIn();
 const settling = [];
 const DRAIN = Number(process.env.LEAK_DRAIN ?? 2000);
 await agent(cfg).session(memory, 'replayed').prompt('go');
+// The real OpenTelemetry SDK, its spans exported to nowhere: what stays is ours (or the SDK's).
+const dropping = { export(spans, done) { done({ code: 0 }); }, async shutdown() {} };
+const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(dropping)] }).getTracer('leak');
 const failing = { get: async () => null, put: async () => { throw new Error('ECONNRESET'); }, delete: async () => {} };
 
 const expect = (cond, what) => { if (!cond) throw new Error(`shape check failed: ${what}`); };
@@ -188,6 +192,13 @@ export const SHAPES = {
   'distinct-configs': async (i) => {
     const r = await agent({ instructions: `Agent number ${i}.`, tools: [lookup], model: scriptedModel(['done']) }).prompt('go');
     expect(r.text === 'done', 'completed');
+  },
+  // A traced agent: a prompt that pauses and the resume that finishes it, with content recorded.
+  'traced': async () => {
+    const a = agent({ ...cfg, telemetry: { tracer, agentName: 'leak', recordContent: true } });
+    const p = await a.prompt('go');
+    const r = await a.resume(p.checkpoint, 'May');
+    expect(r.text === 'due May' && r.checkpoint.traceparent?.length === 55, 'traced and completed');
   },
   'prompt-paused': async () => {
     const r = await agent(cfg).prompt('go');

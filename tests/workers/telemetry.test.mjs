@@ -1,0 +1,52 @@
+// A traced agent in a real local workerd (wrangler dev), its session in KV: the OpenTelemetry JS SDK bundled
+// into the Worker, the spans of a paused call and of the request that resumes it, linked; lists written as
+// JSON text (Workers' own tracing takes scalar attributes only).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startWorker, ROOT } from './harness.mjs';
+
+let dir;
+let worker;
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kv-traced-'));
+  worker = await startWorker({ config: join(ROOT, 'tests/workers/traced/wrangler.toml'), persistTo: dir });
+});
+after(async () => {
+  await worker?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const post = async (body) => {
+  const res = await fetch(worker.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  assert.equal(res.status, 200, await res.clone().text());
+  return res.json();
+};
+
+test('workerd: a paused session call and the request that resumes it, linked through the checkpoint in KV', async () => {
+  const first = await post({ sessionId: 's1', message: 'pay 5' });
+  assert.equal(first.interrupted, true);
+  const run1 = first.spans.find((s) => s.name === 'invoke_agent payer');
+  assert.equal(run1.attributes['gen_ai.conversation.id'], 's1');
+  assert.equal(run1.attributes['resumable_agent.run.status'], 'paused');
+  assert.deepEqual(run1.events.map((e) => e.name), ['gen_ai.agent.paused']);
+  assert.equal(run1.events[0].attributes['gen_ai.agent.interrupt.ids'], '["p1"]', 'a list as JSON text in Workers');
+  const chat = first.spans.find((s) => s.name === 'chat scripted');
+  assert.equal(chat.parentSpanId, run1.spanId);
+  assert.equal(chat.attributes['gen_ai.response.finish_reasons'], '["tool_call"]');
+  assert.equal(first.traceparent, `00-${run1.traceId}-${run1.spanId}-01`);
+
+  const second = await post({ sessionId: 's1', approve: true });
+  assert.equal(second.text, 'Paid.');
+  const run2 = second.spans.find((s) => s.name === 'invoke_agent payer');
+  assert.deepEqual(run2.links, [{ traceId: run1.traceId, spanId: run1.spanId }], 'the resumed call links to the paused one');
+  assert.equal(run2.attributes['resumable_agent.call'], 'session.reply');
+  assert.equal(run2.events[0].attributes['gen_ai.agent.decision.outcomes'], '["approved"]');
+  const tool = second.spans.find((s) => s.name === 'execute_tool pay');
+  assert.equal(tool.parentSpanId, run2.spanId);
+  // Someone else's session id: a fresh conversation, not linked to s1's trace.
+  const other = await post({ sessionId: 's2', message: 'pay 5' });
+  assert.deepEqual(other.spans.find((s) => s.name === 'invoke_agent payer').links, []);
+});
