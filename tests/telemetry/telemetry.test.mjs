@@ -309,3 +309,36 @@ catch (e) { console.log(e.name + ': ' + e.message); }`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8', timeout: 20_000 });
   assert.match(out, /^ConfigError: config\.telemetry needs telemetry, which 'resumable-agent\/core' does not have/);
 });
+
+test('MCP tools: an execute_tool span per call; an elicitation pauses the run with an elicitation interrupt and its answer resumes it', async () => {
+  const { mcpTools } = await import('resumable-agent');
+  const { modernServer, TOKEN } = await import('../mcp/servers.mjs');
+  const server = await modernServer();
+  try {
+    const tools = await mcpTools({ url: server.url, headers: { authorization: `Bearer ${TOKEN}` } });
+    const model = async (request) => (request.messages.length === 1
+      ? { content: [toolUse('b1', 'book', { city: 'Oslo' })] }
+      : { content: [{ type: 'text', text: `read: ${request.messages.at(-1).content[0].content}` }] });
+    const a = agent({ model, tools, telemetry: { tracer } });
+    const paused = await a.prompt('book');
+    assert.ok(isInterrupted(paused));
+    const first = spansOf(exporter);
+    const [call] = byName(first, 'execute_tool book');
+    assert.equal(call.attributes['gen_ai.tool.call.id'], 'b1');
+    assert.equal(call.attributes['resumable_agent.tool.interrupted'], true, 'the call that asked for input paused the run');
+    const [run1] = byName(first, 'invoke_agent');
+    assert.deepEqual(run1.events.find((e) => e.name === 'gen_ai.agent.paused').attributes['gen_ai.agent.interrupt.kinds'], ['elicitation']);
+    exporter.reset();
+    const done = await a.resume(paused.checkpoint, { type: 'accept', content: { date: '2026-11-30' } });
+    assert.equal(done.text, 'read: booked Oslo on 2026-11-30');
+    const second = spansOf(exporter);
+    const [run2] = byName(second, 'invoke_agent');
+    assert.deepEqual(run2.events.find((e) => e.name === 'gen_ai.agent.resumed').attributes['gen_ai.agent.decision.outcomes'], ['answered']);
+    const [again] = byName(second, 'execute_tool book');
+    assert.equal(again.parentSpanId, run2.spanId);
+    assert.equal(again.status.code, 0);
+    assert.equal(again.attributes['resumable_agent.tool.interrupted'], undefined);
+  } finally {
+    await server.close();
+  }
+});
