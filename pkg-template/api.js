@@ -75,11 +75,69 @@ const s = Object.freeze({
   },
 });
 
+/** The Standard Schema (`~standard`, version 1: Zod 4, Valibot, ArkType, …) `schema` is, if it is one. */
+function standardOf(schema) {
+  if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function')) return undefined;
+  const std = schema['~standard'];
+  return std !== null && typeof std === 'object' && std.version === 1 && typeof std.validate === 'function' ? std : undefined;
+}
+
+/** How a library without Standard JSON Schema gets one. */
+const JSON_SCHEMA_FIX = {
+  valibot: "wrap it with toStandardJsonSchema(schema) from '@valibot/to-json-schema'",
+  zod: 'use Zod 4.2 or later',
+  arktype: 'use ArkType 2.1.28 or later',
+};
+
+/** The JSON Schema a Standard Schema shows the model (its Standard JSON Schema input), or ConfigError naming the fix. */
+function standardJsonSchema(std, where) {
+  const vendor = String(std.vendor ?? 'this library');
+  if (typeof std.jsonSchema?.input !== 'function') {
+    throw new ConfigError(`${where}: this ${vendor} schema has no JSON Schema for the model to see (it does not implement Standard JSON Schema): ${JSON_SCHEMA_FIX[vendor] ?? 'give a JSON Schema object or the schema builder instead'}`);
+  }
+  let json;
+  try {
+    json = std.jsonSchema.input({ target: 'draft-2020-12' });
+  } catch (e) {
+    throw new ConfigError(`${where}: ${vendor} could not write this schema as JSON Schema: ${e?.message ?? e}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new ConfigError(`${where}: ${vendor}'s JSON Schema for it is not an object: ${describe(json)}`);
+  }
+  const { $schema, ...rest } = JSON.parse(JSON.stringify(json));
+  return rest;
+}
+
+/** Where a Standard Schema's issue is: `a.b[0]`, or '' at the top. */
+function issuePath(path) {
+  if (!Array.isArray(path)) return '';
+  return path.map((p) => (p !== null && typeof p === 'object' ? p.key : p)).reduce((at, key) => (typeof key === 'number' ? `${at}[${key}]` : at ? `${at}.${String(key)}` : String(key)), '');
+}
+
+/**
+ * `handle` behind the Standard Schema's own validator: the model's input (already checked against the JSON Schema
+ * by the core) is validated again (refinements, transforms), and `handle` gets the validated value; what does not
+ * pass is an error result the model reads, naming each issue.
+ */
+function validated(std, name, handle) {
+  return async (input, ctx) => {
+    const checked = await std.validate(input);
+    if (checked.issues) {
+      const issues = checked.issues.map((i) => { const at = issuePath(i.path); return at ? `${at}: ${i.message}` : i.message; });
+      throw new TypeError(`invalid input for ${name}: ${issues.join('; ')}`);
+    }
+    return handle(checked.value, ctx);
+  };
+}
+
 /**
  * A schema as plain JSON Schema: the builder form `(s) => ({ ...fields })` or `(s) => s.string()` (any
- * field), an object of fields, or a JSON Schema object (copied). The core checks what it says.
+ * field), an object of fields, a Standard Schema (its JSON Schema), or a JSON Schema object (copied). The core
+ * checks what it says.
  */
 function compileSchema(schema, where, anyField = false) {
+  const std = standardOf(schema);
+  if (std) return standardJsonSchema(std, where);
   const built = typeof schema === 'function' ? schema(s) : schema;
   const at = typeof schema === 'function' ? `${where}(s)` : where;
   // A tool's builder returns its input's fields; an output's may return any field.
@@ -129,13 +187,15 @@ function checkedTool(def, path) {
   if (def.schema !== undefined && def.inputSchema !== undefined) throw new ConfigError(`${path}: give schema (or its older name inputSchema), not both`);
   const field = def.inputSchema === undefined ? 'schema' : 'inputSchema';
   const inputSchema = def[field] === undefined ? undefined : compileSchema(def[field], `${path}.${field}`);
+  const std = standardOf(def[field]);
   // A needsApproval function goes to the core with its source text, which the agent's fingerprint covers (a
   // rule changed while a run waits makes another agent).
   const rule = typeof def.needsApproval === 'function' ? `${HOST}\n${sourceOf(def.needsApproval)}` : def.needsApproval;
   const text = withMember(JSON.stringify({ ...def, schema: undefined, inputSchema: undefined, needsApproval: rule }, hostValues), 'inputSchema', inputSchema);
   // Checked now where the wasm can be had now; on a page still loading it, by the agent that uses the tool.
   new Later(() => remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true));
-  const { name, description = '', handle, needsApproval, onExpire } = def;
+  const { name, description = '', needsApproval, onExpire } = def;
+  const handle = std ? validated(std, name, def.handle) : def.handle;
   const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
   registerTool(tool, text);
   return tool;

@@ -567,6 +567,38 @@ export interface DefineToolOptions<I> {
   onExpire?: 'deny' | 'error';
 }
 
+/**
+ * The Standard Schema interface (https://standardschema.dev), which Zod 4, Valibot and ArkType implement: a tool's
+ * or an output's schema may be one. Its JSON Schema (Standard JSON Schema: Zod 4.2+, ArkType; Valibot through
+ * `toStandardJsonSchema` from `@valibot/to-json-schema`) is what the model sees.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => StandardSchemaResult<Output> | Promise<StandardSchemaResult<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/** What a Standard Schema's `validate` answers. */
+export type StandardSchemaResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined }> };
+
+/** The type a Standard Schema validates into (what `handle` gets). */
+export type InferStandardOutput<S> = S extends StandardSchemaV1<any, infer O> ? O : never;
+/** The type a Standard Schema accepts (what the model writes). */
+export type InferStandardInput<S> = S extends StandardSchemaV1<infer I, any> ? I : never;
+
+/**
+ * A tool whose schema is a Standard Schema (Zod, Valibot, ArkType): the model sees its JSON Schema, its validator
+ * checks each call's input (an input it refuses is an error result the model reads, naming each issue), and
+ * `handle` gets the validated value.
+ */
+export function defineTool<S extends StandardSchemaV1>(
+  def: DefineToolOptions<InferStandardOutput<S>> & { schema: S },
+): Tool<InferStandardOutput<S>>;
 export function defineTool<S extends Shape>(
   def: DefineToolOptions<InferShape<S>> & { schema: (s: SchemaBuilder) => S },
 ): Tool<InferShape<S>>;
@@ -672,11 +704,11 @@ export interface TelemetryOptions {
   scalarAttributes?: boolean;
 }
 
-/** What `output` takes. */
-export type OutputSchema = ((s: SchemaBuilder) => Shape | Field<any, boolean>) | JsonSchema;
+/** What `output` takes (a Standard Schema: its JSON Schema, which the model's answer is checked against). */
+export type OutputSchema = ((s: SchemaBuilder) => Shape | Field<any, boolean>) | StandardSchemaV1 | JsonSchema;
 
 /** The type of the structured answer an output schema describes. */
-export type InferOutput<O> = O extends (s: SchemaBuilder) => infer R
+export type InferOutput<O> = O extends StandardSchemaV1<infer I, any> ? I : O extends (s: SchemaBuilder) => infer R
   ? R extends Field<infer T, any>
     ? T
     : R extends Shape
