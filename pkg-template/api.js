@@ -18,7 +18,7 @@ export { WasmLoadError, loadWasm } from './load.js';
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
-  InstanceLostError, OutputError, McpError,
+  InstanceLostError, OutputError, McpError, GuardrailError,
 } from './errors.js';
 
 const wasm = calls({
@@ -437,9 +437,10 @@ export function agent(config) {
   const output = config.output === undefined || config.output === null ? config.output : compileSchema(config.output, 'config.output', true);
   // Where spans go is not part of the agent (nor of its fingerprint): it stays here, beside the config's text.
   const telemetry = config.telemetry == null ? undefined : telemetryAdapter(config.telemetry, 'config.telemetry');
+  const guardrails = config.guardrails == null ? undefined : guardrailsOf(config.guardrails);
   // Spans need a .wasm with telemetry (every variant but the core's).
   if (telemetry !== undefined) needFor('telemetry', 'config.telemetry');
-  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: undefined, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
+  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: undefined, guardrails: undefined, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
   // The tools as the texts they were checked as (no second walk over their schemas).
   const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
@@ -447,11 +448,34 @@ export function agent(config) {
   const builtin = BUILTIN_MODELS.get(model);
   const system = typeof config.instructions === 'string' ? config.instructions : undefined;
   return new Agent(new Later(() => {
-    const spec = { text, fns, model, builtin: builtin?.get(), system, telemetry };
+    const spec = { text, fns, model, builtin: builtin?.get(), system, telemetry, guardrails };
     // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
     spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
     return Object.freeze(spec);
   }, builtin ? [builtin] : []), telemetry !== undefined);
+}
+
+/**
+ * `config.guardrails` (`{ input?: [fn], output?: [fn] }`) as the core takes them: `{ input: [{ name, fn }], output }`,
+ * each named by its function's name or its place. ConfigError naming what is wrong.
+ */
+function guardrailsOf(given) {
+  const where = 'config.guardrails';
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw new ConfigError(`${where}: expected { input?: [functions], output?: [functions] }, got ${describe(given)}`);
+  }
+  for (const key of Object.keys(given)) {
+    if (key !== 'input' && key !== 'output') throw new ConfigError(`${where}.${key}: unknown option (known: input, output)`);
+  }
+  const list = (kind) => {
+    const fns = given[kind] ?? [];
+    if (!Array.isArray(fns)) throw new ConfigError(`${where}.${kind}: expected an array of functions, got ${describe(fns)}`);
+    return Object.freeze(fns.map((fn, i) => {
+      if (typeof fn !== 'function') throw new ConfigError(`${where}.${kind}[${i}]: expected a function ({ kind, messages, text?, structured? }) => { tripwire, info } | undefined, got ${describe(fn)}`);
+      return Object.freeze({ name: fn.name || `guardrails.${kind}[${i}]`, fn });
+    }));
+  };
+  return Object.freeze({ input: list('input'), output: list('output') });
 }
 
 /** A model the core implements (a script), as a function; `spec` is what the core made of it. */
@@ -471,7 +495,7 @@ export function scriptedModel(responses) {
 
 function plainError(e) {
   const out = { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
-  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable', 'stopReason', 'attempts', 'problem']) {
+  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable', 'stopReason', 'attempts', 'problem', 'guardrail', 'kind', 'info']) {
     if (e != null && e[k] !== undefined) out[k] = e[k];
   }
   return out;

@@ -296,6 +296,8 @@ export type AgentEvent = (
   | { type: 'step-finish'; step: number; content: MessageContent[]; usage?: Usage }
   | { type: 'tool-call'; id: string; toolName: string; input: unknown }
   | { type: 'tool-result'; id: string; toolName: string; content: string; isError?: true }
+  /** A guardrail checked the turn's input or its final answer (`tripwire`: it stopped the run). */
+  | { type: 'guardrail'; kind: 'input' | 'output'; name: string; tripwire: boolean }
   | { type: 'approval-requested'; id: string; toolName: string; input: unknown; expiresAt?: number }
   | { type: 'approval-response'; id: string; toolName: string; approved: boolean; modifiedArgs?: unknown; message?: string }
   | { type: 'interrupt'; question: string; interrupts: Interrupt[] }
@@ -308,7 +310,7 @@ export type AgentEvent = (
   /** The last event of a successful run: what prompt/resume would have returned. */
   | { type: 'done'; result: Outcome }
   /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
-  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string }; checkpoint?: Checkpoint }
+  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown }; checkpoint?: Checkpoint }
 ) & { seq?: number };
 
 export interface RunOptions {
@@ -673,7 +675,29 @@ export interface AgentConfig {
    * invalidates a paused run. Not in 'resumable-agent/core'. See README "Tracing".
    */
   telemetry?: TelemetryOptions;
+  /**
+   * Checks that stop a run on policy: each `input` guardrail sees a turn's conversation before its first model
+   * call (never beside it: a tripped input is not sent), each `output` guardrail the final answer before it is
+   * returned. In order; the first that returns `{ tripwire: true, info }` (or throws) ends the run in a
+   * GuardrailError carrying the checkpoint. May be async. See README "Guardrails".
+   */
+  guardrails?: { input?: Guardrail[]; output?: Guardrail[] };
 }
+
+/** What a guardrail is shown. */
+export interface GuardrailInput {
+  kind: 'input' | 'output';
+  /** The conversation (for an output guardrail, ending with the answer). */
+  messages: Message[];
+  /** The answer's text (output). */
+  text?: string;
+  /** The structured answer (output, with `output`). */
+  structured?: unknown;
+}
+
+/** A guardrail: `{ tripwire: true, info }` stops the run; anything else passes. */
+export type Guardrail = (input: GuardrailInput) => GuardrailVerdict | Promise<GuardrailVerdict>;
+export type GuardrailVerdict = { tripwire: true; info?: unknown } | { tripwire?: false } | undefined | void;
 
 /** The part of an OpenTelemetry `Tracer` (`trace.getTracer('my-app')` from `@opentelemetry/api`) the agent uses. */
 export interface OtelTracer {
@@ -1135,6 +1159,23 @@ export class InterruptExpiredError extends AgentError {
   /** When it expired (ms since the epoch). */
   readonly expiresAt: number;
   /** The unchanged run. */
+  readonly checkpoint: Checkpoint;
+}
+
+/**
+ * A guardrail tripped (or threw): an input guardrail before the turn's first model call (nothing was sent to the
+ * model), or an output guardrail on the final answer.
+ */
+export class GuardrailError extends AgentError {
+  /** The guardrail's name (its function's name, or `guardrails.input[i]`). */
+  readonly guardrail: string;
+  readonly kind: 'input' | 'output';
+  /** What the guardrail returned as `info` (a throw: `{ error: message }`). */
+  readonly info: unknown;
+  /**
+   * The run: for an input guardrail, with the user's message and no model call (resuming it with '' checks it
+   * again); for an output guardrail, with the answer that tripped.
+   */
   readonly checkpoint: Checkpoint;
 }
 

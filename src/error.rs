@@ -96,6 +96,19 @@ pub enum AgentError {
         /// The run so far.
         checkpoint: Box<Checkpoint>,
     },
+    /// A guardrail tripped (or failed): an input guardrail before the turn's first model call (nothing was
+    /// sent), or an output guardrail on the final answer (the checkpoint holds the run with it).
+    #[error("guardrail {guardrail:?} ({}) tripped: {info}", kind.as_str())]
+    Guardrail {
+        /// The guardrail's name.
+        guardrail: String,
+        /// Input or output.
+        kind: crate::guardrail::GuardrailKind,
+        /// What it found (plain JSON).
+        info: serde_json::Value,
+        /// The run so far.
+        checkpoint: Box<Checkpoint>,
+    },
     /// An MCP server (or another server a tool stands for) could not be reached or refused a call; the call
     /// is not recorded as done, and `checkpoint` (from before it) calls it again when resumed.
     #[error("MCP server {}", source)]
@@ -135,6 +148,7 @@ impl AgentError {
             AgentError::Decision { .. } => "DecisionError",
             AgentError::InterruptExpired { .. } => "InterruptExpiredError",
             AgentError::Output { .. } => "OutputError",
+            AgentError::Guardrail { .. } => "GuardrailError",
             AgentError::Aborted { .. } => "AbortedError",
             AgentError::Mcp { .. } => "McpError",
             AgentError::Interrupted { .. } => "RunInterruptedError",
@@ -157,6 +171,7 @@ impl AgentError {
             | AgentError::Interrupted { checkpoint, .. }
             | AgentError::InterruptExpired { checkpoint, .. }
             | AgentError::Output { checkpoint, .. }
+            | AgentError::Guardrail { checkpoint, .. }
             | AgentError::Aborted { checkpoint } => Some(checkpoint),
             AgentError::Saver { checkpoint, .. } | AgentError::Mcp { checkpoint, .. } => checkpoint.as_deref_mut(),
             _ => None,
@@ -171,6 +186,7 @@ impl AgentError {
             | AgentError::Interrupted { checkpoint, .. }
             | AgentError::InterruptExpired { checkpoint, .. }
             | AgentError::Output { checkpoint, .. }
+            | AgentError::Guardrail { checkpoint, .. }
             | AgentError::Aborted { checkpoint } => Some(checkpoint),
             AgentError::Saver { checkpoint, .. } | AgentError::Mcp { checkpoint, .. } => checkpoint.as_deref(),
             AgentError::Checkpoint(_)

@@ -97,6 +97,15 @@ pub enum Event<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         expires_at: Option<u64>,
     },
+    /// A guardrail checked the turn's input or its final answer.
+    Guardrail {
+        /// `input` or `output`.
+        kind: crate::guardrail::GuardrailKind,
+        /// The guardrail.
+        name: &'a str,
+        /// True when it tripped (the run then ends in a `GuardrailError`).
+        tripwire: bool,
+    },
     /// A human approved or denied a call (on resume).
     ApprovalResponse {
         /// The call's id.

@@ -47,6 +47,7 @@ mod checkpoint;
 mod crypto;
 mod error;
 mod event;
+mod guardrail;
 mod interrupt;
 pub mod json;
 pub mod keys;
@@ -73,6 +74,7 @@ pub use agent::{Agent, AgentBuilder, AgentResponse, Decoded, Input, InterruptedR
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointError, CheckpointSummary, Signature, ThreadInfo};
 pub use error::AgentError;
 pub use event::{CallResult, Event, EventSink};
+pub use guardrail::{FnGuardrail, Guardrail, GuardrailInput, GuardrailKind, Verdict, guardrail};
 pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resume};
 pub use keys::{CheckpointKeys, MIN_SECRET_BYTES};
 pub use limits::{

@@ -29,6 +29,8 @@ pub(crate) struct AgentConfig {
     pub(crate) binding: Option<Arc<str>>,
     /// Where spans go (not part of the agent's identity: a tracer changed while a run waits changes nothing).
     pub(crate) telemetry: Option<crate::telemetry::Telemetry>,
+    /// Checks before a turn's first model call and on its final answer.
+    pub(crate) guardrails: crate::guardrail::Guardrails,
 }
 impl AgentConfig {
     pub(crate) fn new(
@@ -84,6 +86,7 @@ impl AgentConfig {
             keys: None,
             binding: None,
             telemetry: None,
+            guardrails: crate::guardrail::Guardrails::default(),
         })
     }
 

@@ -7,6 +7,7 @@ use super::{AgentConfig, AgentResponse, InterruptedResponse, Outcome};
 use crate::checkpoint::Checkpoint;
 use crate::error::AgentError;
 use crate::event::{Event, EventSink};
+use crate::guardrail::{GuardrailInput, GuardrailKind};
 use crate::interrupt::Approval;
 use crate::message::{Message, ToolUse, Usage};
 use crate::model::DynModel;
@@ -200,6 +201,14 @@ async fn drive_steps(
     hooks: &mut Hooks<'_>,
 ) -> Result<Outcome, AgentError> {
     report_applied(&run, hooks);
+    // A turn that starts with the user's message: its input guardrails run before anything of it is saved or
+    // sent (a session whose input tripped stays as it was before the call).
+    if !config.guardrails.input.is_empty() && starts_turn(run.checkpoint()) {
+        let input = GuardrailInput::new(GuardrailKind::Input, &run.checkpoint().messages);
+        if let Some(t) = guard(config, input, hooks).await {
+            return Err(tripped(t, GuardrailKind::Input, stopped(run)));
+        }
+    }
     hooks.checkpoint(&mut run, config.codec()).await?;
     loop {
         if hooks.events.aborted() {
@@ -258,6 +267,49 @@ async fn drive_steps(
             Step::Paused => return Ok(paused(run, hooks)),
             Step::Done(text) => return done(config, run, text, hooks).await,
         }
+    }
+}
+
+/// True when the run's last message is the user's own (not tool results): a turn that has not asked the model yet.
+fn starts_turn(checkpoint: &Checkpoint) -> bool {
+    checkpoint.messages.last().is_some_and(|m| {
+        m.role == crate::message::Role::User
+            && !m
+                .blocks()
+                .iter()
+                .any(|b| matches!(b, crate::message::ContentBlock::ToolResult(_)))
+    })
+}
+
+/// Runs the guardrails of `input.kind`, reporting each verdict as a `guardrail` event; what tripped, if any.
+async fn guard(
+    config: &AgentConfig,
+    input: GuardrailInput<'_>,
+    hooks: &mut Hooks<'_>,
+) -> Option<crate::guardrail::Tripped> {
+    let kind = input.kind;
+    for g in config.guardrails.of(kind) {
+        let tripped = crate::guardrail::check(&**g, input).await;
+        if hooks.watching() {
+            hooks.emit_ref(&Event::Guardrail {
+                kind,
+                name: g.name(),
+                tripwire: tripped.is_some(),
+            });
+        }
+        if tripped.is_some() {
+            return tripped;
+        }
+    }
+    None
+}
+
+fn tripped(t: crate::guardrail::Tripped, kind: GuardrailKind, checkpoint: Checkpoint) -> AgentError {
+    AgentError::Guardrail {
+        guardrail: t.name,
+        kind,
+        info: t.info,
+        checkpoint: Box::new(checkpoint),
     }
 }
 
@@ -515,6 +567,15 @@ async fn done(
     if run.take_changed_at_done() {
         run.touch(now_ms());
         hooks.checkpoint(&mut run, config.codec()).await?;
+    }
+    if !config.guardrails.output.is_empty() {
+        let cp = run.checkpoint();
+        let mut input = GuardrailInput::new(GuardrailKind::Output, &cp.messages);
+        input.text = Some(&text);
+        input.structured = cp.structured.as_ref();
+        if let Some(t) = guard(config, input, hooks).await {
+            return Err(tripped(t, GuardrailKind::Output, run.into_checkpoint()));
+        }
     }
     Ok(Outcome::Complete(AgentResponse {
         text,

@@ -62,6 +62,7 @@ pub struct AgentBuilder {
     output: Option<(Value, u32)>,
     compaction: Option<crate::run::Compaction>,
     telemetry: Option<crate::telemetry::Telemetry>,
+    guardrails: crate::guardrail::Guardrails,
 }
 
 /// What a run starts from: a new user message, or a checkpoint and the human's input.
@@ -166,6 +167,7 @@ impl Agent {
             output: None,
             compaction: None,
             telemetry: None,
+            guardrails: crate::guardrail::Guardrails::default(),
         }
     }
 
@@ -242,6 +244,7 @@ impl Agent {
                 keys: c.keys.clone(),
                 binding: c.binding.clone(),
                 telemetry: c.telemetry.clone(),
+                guardrails: c.guardrails.clone(),
             },
             model: Box::new(model),
         })
@@ -384,6 +387,20 @@ impl AgentBuilder {
         self
     }
 
+    /// Checks each turn's conversation before its first model call (in the order added; the first that trips
+    /// stops the run with [`AgentError::Guardrail`], and nothing is sent to the model).
+    pub fn input_guardrail(mut self, guardrail: impl crate::guardrail::Guardrail + 'static) -> Self {
+        self.guardrails.input.push(std::sync::Arc::new(guardrail));
+        self
+    }
+
+    /// Checks the final answer (and the structured answer) before it is returned; the first that trips stops
+    /// the run with [`AgentError::Guardrail`], whose checkpoint holds the run with the answer.
+    pub fn output_guardrail(mut self, guardrail: impl crate::guardrail::Guardrail + 'static) -> Self {
+        self.guardrails.output.push(std::sync::Arc::new(guardrail));
+        self
+    }
+
     /// Reports each call as OpenTelemetry GenAI spans (`invoke_agent`, `chat`, `execute_tool`) to the
     /// telemetry's tracer, and keeps the trace context in the checkpoint so that a resumed run links to the
     /// paused one (see [`Telemetry`](crate::Telemetry); [`TracingTracer`](crate::TracingTracer) with the
@@ -419,6 +436,7 @@ impl AgentBuilder {
             config.set_keys(keys)?;
         }
         config.telemetry = self.telemetry;
+        config.guardrails = self.guardrails;
         Ok(Agent {
             config,
             model: self.model,

@@ -104,6 +104,58 @@ pub(super) async fn call_js(f: &JsValue, a: &JsValue, b: Option<&JsValue>) -> Re
     JsFuture::from(Promise::resolve(&returned)).await
 }
 
+/// A JS guardrail: `fn({ kind, messages, text?, structured? })` answers `{ tripwire: true, info }` to stop the run
+/// (anything else passes); a throw stops it too, its message the info.
+struct JsGuardrail {
+    name: String,
+    f: JsValue,
+}
+
+impl crate::guardrail::Guardrail for JsGuardrail {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn check<'a>(
+        &'a self,
+        input: crate::guardrail::GuardrailInput<'a>,
+    ) -> crate::BoxFuture<'a, Result<crate::guardrail::Verdict, String>> {
+        let arg = to_js(&input);
+        Box::pin(async move {
+            let answer = call_js(&self.f, &arg, None).await.map_err(|e| error_message(&e))?;
+            if get(&answer, "tripwire").as_bool() != Some(true) {
+                return Ok(crate::guardrail::Verdict::Pass);
+            }
+            Ok(crate::guardrail::Verdict::Tripwire(json_value(&get(&answer, "info"))))
+        })
+    }
+}
+
+/// The guardrails of an agent spec: `spec.guardrails = { input: [{ name, fn }], output: [...] }` (api.js).
+fn guardrails_of(spec: &JsValue) -> crate::guardrail::Guardrails {
+    let given = get(spec, "guardrails");
+    let list = |key| -> Vec<std::sync::Arc<dyn crate::guardrail::Guardrail>> {
+        let all = get(&given, key);
+        if !Array::is_array(&all) {
+            return Vec::new();
+        }
+        Array::from(&all)
+            .iter()
+            .map(|g| {
+                let guard = JsGuardrail {
+                    name: get(&g, "name").as_string().unwrap_or_default(),
+                    f: get(&g, "fn"),
+                };
+                std::sync::Arc::new(guard) as std::sync::Arc<dyn crate::guardrail::Guardrail>
+            })
+            .collect()
+    };
+    crate::guardrail::Guardrails {
+        input: list("input"),
+        output: list("output"),
+    }
+}
+
 /// A JS tool: its declaration (read by the core) and its functions — or, for a tool of an MCP server, the
 /// client its calls go through.
 struct JsTool {
@@ -284,7 +336,8 @@ impl Call {
                 (template.agent.with_parts(model, tools), Some(mirror))
             }
         };
-        let agent = agent.map_err(|e| agent_error(e, None, None))?;
+        let mut agent = agent.map_err(|e| agent_error(e, None, None))?;
+        agent.config.guardrails = guardrails_of(spec);
         Ok(Call { agent, thrown, mirror })
     }
 

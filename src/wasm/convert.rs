@@ -159,6 +159,13 @@ pub(super) fn agent_error(error: AgentError, cause: Option<JsValue>, given: Opti
             pairs.push(("problem", problem.into()));
         }
         AgentError::Interrupted { question, .. } => pairs.push(("question", question.into())),
+        AgentError::Guardrail {
+            guardrail, kind, info, ..
+        } => {
+            pairs.push(("guardrail", guardrail.into()));
+            pairs.push(("kind", kind.as_str().into()));
+            pairs.push(("info", to_js(&info)));
+        }
         AgentError::Mcp { source, .. } => {
             pairs.push(("server", source.server.into()));
             pairs.push(("status", source.status.map_or(JsValue::NULL, JsValue::from)));

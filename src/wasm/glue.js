@@ -84,6 +84,8 @@ export class DecisionError extends AgentError {}
 export class InterruptExpiredError extends AgentError {}
 /** The model's answer missed the agent's `output` schema more than `maxOutputRetries` times; `.problem`, `.attempts`, `.checkpoint`. */
 export class OutputError extends AgentError {}
+/** A guardrail tripped (or threw): `.guardrail` (its name), `.kind` ('input' or 'output'), `.info`, `.checkpoint`. */
+export class GuardrailError extends AgentError {}
 /** The run was stopped by its `signal`; `.checkpoint` holds the progress so far. */
 export class AbortedError extends AgentError {}
 /** An MCP server could not be reached or refused (`.server`: its origin, `.status`: the HTTP status if it
@@ -99,7 +101,7 @@ export class SaverError extends AgentError {}
 const ERRORS = {
   AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError,
-  ReleasedError, InstanceLostError, OutputError, McpError,
+  ReleasedError, InstanceLostError, OutputError, McpError, GuardrailError,
 };
 // By the key, not `C.name`: a minifier renames classes (esbuild --minify made ConfigError's name "K").
 for (const [name, C] of Object.entries(ERRORS)) {
