@@ -438,6 +438,7 @@ export function agent(config) {
   // Where spans go is not part of the agent (nor of its fingerprint): it stays here, beside the config's text.
   const telemetry = config.telemetry == null ? undefined : telemetryAdapter(config.telemetry, 'config.telemetry');
   const guardrails = config.guardrails == null ? undefined : guardrailsOf(config.guardrails);
+  if (guardrails !== undefined) needFor('guardrails', 'config.guardrails');
   // Spans need a .wasm with telemetry (every variant but the core's).
   if (telemetry !== undefined) needFor('telemetry', 'config.telemetry');
   const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: undefined, guardrails: undefined, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);

@@ -19,6 +19,10 @@ use crate::tool::{StateSlot, ToolContext, ToolError};
 /// and the compiler leaves the tracing code out of them.
 const TRACED: bool = cfg!(any(not(feature = "js"), feature = "js-telemetry"));
 
+/// False in the npm package's variants without guardrails (`js` without `js-guardrails`): the guardrail code is
+/// left out of them too.
+const GUARDED: bool = cfg!(any(not(feature = "js"), feature = "js-guardrails"));
+
 /// An [`EventSink`] that drops everything (and lets the run skip building events).
 pub(crate) struct NoEvents;
 
@@ -203,7 +207,7 @@ async fn drive_steps(
     report_applied(&run, hooks);
     // A turn that starts with the user's message: its input guardrails run before anything of it is saved or
     // sent (a session whose input tripped stays as it was before the call).
-    if !config.guardrails.input.is_empty() && starts_turn(run.checkpoint()) {
+    if GUARDED && !config.guardrails.input.is_empty() && starts_turn(run.checkpoint()) {
         let input = GuardrailInput::new(GuardrailKind::Input, &run.checkpoint().messages);
         if let Some(t) = guard(config, input, hooks).await {
             return Err(tripped(t, GuardrailKind::Input, stopped(run)));
@@ -282,7 +286,17 @@ fn starts_turn(checkpoint: &Checkpoint) -> bool {
 }
 
 /// Runs the guardrails of `input.kind`, reporting each verdict as a `guardrail` event; what tripped, if any.
-async fn guard(
+///
+/// Boxed: each place that awaits it holds a pointer, not a copy of its states (the run's future stays small).
+fn guard<'a>(
+    config: &'a AgentConfig,
+    input: GuardrailInput<'a>,
+    hooks: &'a mut Hooks<'_>,
+) -> crate::platform::BoxFuture<'a, Option<crate::guardrail::Tripped>> {
+    Box::pin(guard_in_order(config, input, hooks))
+}
+
+async fn guard_in_order(
     config: &AgentConfig,
     input: GuardrailInput<'_>,
     hooks: &mut Hooks<'_>,
@@ -568,7 +582,7 @@ async fn done(
         run.touch(now_ms());
         hooks.checkpoint(&mut run, config.codec()).await?;
     }
-    if !config.guardrails.output.is_empty() {
+    if GUARDED && !config.guardrails.output.is_empty() {
         let cp = run.checkpoint();
         let mut input = GuardrailInput::new(GuardrailKind::Output, &cp.messages);
         input.text = Some(&text);

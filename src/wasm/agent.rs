@@ -104,6 +104,7 @@ pub(super) async fn call_js(f: &JsValue, a: &JsValue, b: Option<&JsValue>) -> Re
     JsFuture::from(Promise::resolve(&returned)).await
 }
 
+#[cfg(feature = "js-guardrails")]
 /// A JS guardrail: `fn({ kind, messages, text?, structured? })` answers `{ tripwire: true, info }` to stop the run
 /// (anything else passes); a throw stops it too, its message the info.
 struct JsGuardrail {
@@ -111,6 +112,7 @@ struct JsGuardrail {
     f: JsValue,
 }
 
+#[cfg(feature = "js-guardrails")]
 impl crate::guardrail::Guardrail for JsGuardrail {
     fn name(&self) -> &str {
         &self.name
@@ -131,6 +133,7 @@ impl crate::guardrail::Guardrail for JsGuardrail {
     }
 }
 
+#[cfg(feature = "js-guardrails")]
 /// The guardrails of an agent spec: `spec.guardrails = { input: [{ name, fn }], output: [...] }` (api.js).
 fn guardrails_of(spec: &JsValue) -> crate::guardrail::Guardrails {
     let given = get(spec, "guardrails");
@@ -336,8 +339,12 @@ impl Call {
                 (template.agent.with_parts(model, tools), Some(mirror))
             }
         };
+        #[allow(unused_mut)]
         let mut agent = agent.map_err(|e| agent_error(e, None, None))?;
-        agent.config.guardrails = guardrails_of(spec);
+        #[cfg(feature = "js-guardrails")]
+        {
+            agent.config.guardrails = guardrails_of(spec);
+        }
         Ok(Call { agent, thrown, mirror })
     }
 

@@ -46,14 +46,15 @@ pub fn assert_complete(result: JsValue) -> Result<JsValue, JsValue> {
 }
 
 /// `capabilities()`: what this variant of the package's .wasm can do, beside the core: `sessions`, `providers`,
-/// `mcp`, `telemetry`.
+/// `mcp`, `telemetry`, `guardrails`.
 #[wasm_bindgen]
 pub fn capabilities() -> js_sys::Array {
-    let all: [(&str, bool); 4] = [
+    let all: [(&str, bool); 5] = [
         ("sessions", cfg!(feature = "js-sessions")),
         ("providers", cfg!(feature = "js-providers")),
         ("mcp", cfg!(feature = "js-mcp")),
         ("telemetry", cfg!(feature = "js-telemetry")),
+        ("guardrails", cfg!(feature = "js-guardrails")),
     ];
     all.iter()
         .filter(|(_, on)| *on)

@@ -41,7 +41,7 @@ test('output guardrails see the text and the structured answer; async ones are a
   const e = await a.prompt('price a pen').catch((x) => x);
   assert.ok(e instanceof GuardrailError);
   assert.deepEqual([e.guardrail, e.kind, e.info], ['tooCheap', 'output', 'price 3']);
-  assert.deepEqual(seen, [{ kind: 'output', text: '{"item":"pen","price":3}', structured: { item: 'pen', price: 3 } }]);
+  assert.deepEqual(seen, [{ kind: 'output', text: '', structured: { item: 'pen', price: 3 } }], 'an answer by final_answer has no text');
   assert.deepEqual(e.checkpoint.structured, { item: 'pen', price: 3 }, 'the run with the answer that tripped');
 });
 
@@ -78,4 +78,14 @@ test('bad guardrails options are ConfigErrors naming them', () => {
   assert.throws(() => agent({ model: m, guardrails: [] }), (e) => e instanceof ConfigError && /config\.guardrails: expected/.test(e.message));
   assert.throws(() => agent({ model: m, guardrails: { inputs: [] } }), (e) => e instanceof ConfigError && /config\.guardrails\.inputs: unknown option/.test(e.message));
   assert.throws(() => agent({ model: m, guardrails: { output: [42] } }), (e) => e instanceof ConfigError && /config\.guardrails\.output\[0\]: expected a function/.test(e.message));
+});
+
+test("'resumable-agent/core' has no guardrails: a ConfigError says where to import them from", async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const script = `import { agent, scriptedModel } from 'resumable-agent/core';
+try { agent({ model: scriptedModel(['x']), guardrails: { input: [() => {}] } }); console.log('no error'); }
+catch (e) { console.log(e.name + ': ' + e.message); }`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8', timeout: 20_000 });
+  assert.match(out, /^ConfigError: config\.guardrails needs guardrails, which 'resumable-agent\/core' does not have/);
 });

@@ -35,7 +35,7 @@ test('every variant makes the same checkpoints, byte for byte, and the same sess
   const runs = {};
   for (const v of VARIANTS) runs[v] = lastJson(await node([join(HERE, 'scripts/variant-run.mjs'), v]));
   for (const v of VARIANTS) assert.equal(runs[v].variant, v, `the ${v} run loaded the ${runs[v].variant} variant`);
-  const caps = { core: [], sessions: ['sessions', 'telemetry'], providers: ['providers', 'telemetry'], providers_sessions: ['sessions', 'providers', 'telemetry'], full: ['sessions', 'providers', 'mcp', 'telemetry'] };
+  const caps = { core: [], sessions: ['sessions', 'telemetry', 'guardrails'], providers: ['providers', 'telemetry', 'guardrails'], providers_sessions: ['sessions', 'providers', 'telemetry', 'guardrails'], full: ['sessions', 'providers', 'mcp', 'telemetry', 'guardrails'] };
   for (const v of VARIANTS) assert.deepEqual(runs[v].capabilities, caps[v], `what the ${v} .wasm says it has`);
   assert.equal(runs.core.text, 'Done: Friday');
   for (const v of VARIANTS.slice(1)) {
