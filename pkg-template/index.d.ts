@@ -697,7 +697,7 @@ export interface GuardrailInput {
 
 /** A guardrail: `{ tripwire: true, info }` stops the run; anything else passes. */
 export type Guardrail = (input: GuardrailInput) => GuardrailVerdict | Promise<GuardrailVerdict>;
-export type GuardrailVerdict = { tripwire: true; info?: unknown } | { tripwire?: false } | undefined | void;
+export type GuardrailVerdict = { tripwire?: boolean; info?: unknown } | null | undefined | void;
 
 /** The part of an OpenTelemetry `Tracer` (`trace.getTracer('my-app')` from `@opentelemetry/api`) the agent uses. */
 export interface OtelTracer {
