@@ -50,3 +50,16 @@ test('workerd: a paused session call and the request that resumes it, linked thr
   const other = await post({ sessionId: 's2', message: 'pay 5' });
   assert.deepEqual(other.spans.find((s) => s.name === 'invoke_agent payer').links, []);
 });
+
+test('workerd: a Zod tool schema and guardrails (issue 36): the validator refuses, the guardrails trip on input and output', async () => {
+  const guarded = async (message) => {
+    const res = await fetch(`${worker.url}/guarded`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
+    assert.equal(res.status, 200);
+    return res.json();
+  };
+  assert.deepEqual(await guarded('weather in Oslo'), { text: 'tool said: sunny in Oslo' });
+  // The Zod refinement refuses Atlantis: the model reads the issue.
+  assert.deepEqual(await guarded('weather in Atlantis'), { text: 'tool said: invalid input for weather: city: no such city' });
+  assert.deepEqual(await guarded('weather in Mordor'), { error: 'GuardrailError', guardrail: 'noMordor', kind: 'output', info: 'off the map' });
+  assert.deepEqual(await guarded('weather in my password'), { error: 'GuardrailError', guardrail: 'noPasswords', kind: 'input', info: 'a password' });
+});

@@ -1,6 +1,9 @@
 // POST / { sessionId, message } or { sessionId, approve: true }: a session in KV of an agent whose `pay` call
 // needs approval, traced with the OpenTelemetry SDK; answers the call's result and the spans it made.
+// POST /guarded { message }: an agent with a Zod tool schema and an input and an output guardrail; answers the
+// result, or the error's name, guardrail, kind and info.
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { z } from 'zod';
 import { agent, defineTool, kvSaver, scriptedModel } from 'resumable-agent';
 
 const exporter = new InMemorySpanExporter();
@@ -12,8 +15,35 @@ const model = scriptedModel([
   { content: [{ type: 'text', text: 'Paid.' }], usage: { inputTokens: 60, outputTokens: 2 } },
 ]);
 
+const weather = defineTool({
+  name: 'weather',
+  schema: z.object({ city: z.string().refine((c) => c !== 'Atlantis', 'no such city') }),
+  handle: ({ city }) => `sunny in ${city}`,
+});
+const noPasswords = ({ messages }) => (JSON.stringify(messages.at(-1)).includes('password') ? { tripwire: true, info: 'a password' } : undefined);
+const noMordor = ({ text }) => (text.includes('Mordor') ? { tripwire: true, info: 'off the map' } : undefined);
+// The model asks for the city named after "weather in", then repeats what the tool answered.
+const forecaster = async (request) => {
+  const last = request.messages.at(-1);
+  if (typeof last.content === 'string') {
+    return { content: [{ type: 'tool_use', id: 'w1', name: 'weather', input: { city: last.content.replace(/^weather in /, '') } }] };
+  }
+  return { content: [{ type: 'text', text: `tool said: ${last.content[0].content}` }] };
+};
+
+async function guarded(request) {
+  const { message } = await request.json();
+  const a = agent({ model: forecaster, tools: [weather], guardrails: { input: [noPasswords], output: [noMordor] } });
+  try {
+    return Response.json({ text: (await a.prompt(message)).text });
+  } catch (e) {
+    return Response.json({ error: e.name, guardrail: e.guardrail, kind: e.kind, info: e.info });
+  }
+}
+
 export default {
   async fetch(request, env) {
+    if (new URL(request.url).pathname === '/guarded') return guarded(request);
     exporter.reset();
     const { sessionId, message, approve } = await request.json();
     const payer = agent({ model, tools: [pay], telemetry: { tracer, agentName: 'payer' } });

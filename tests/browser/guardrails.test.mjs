@@ -1,0 +1,64 @@
+// Issue 36's parts in real headless Chromium: a Zod tool schema (Zod bundled for the page by esbuild) whose
+// refinement the model reads, and input and output guardrails tripping with GuardrailError.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve-browser.mjs';
+
+const OUT = fileURLToPath(new URL('../../target/browser-test/', import.meta.url));
+let server;
+let browser;
+
+before(async () => {
+  mkdirSync(OUT, { recursive: true });
+  await build({
+    stdin: { contents: "export { z } from 'zod';", resolveDir: fileURLToPath(new URL('../..', import.meta.url)) },
+    bundle: true, format: 'esm', platform: 'browser', outfile: `${OUT}zod.js`, logLevel: 'error',
+  });
+  server = await serve(0);
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+test('Chromium: a Zod tool schema and input and output guardrails', { timeout: 60_000 }, async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`http://127.0.0.1:${server.address().port}/pkg/package.json`);
+  const outcomes = await page.evaluate(async () => {
+    const { z } = await import('/__test/zod.js');
+    const { agent, defineTool } = await import('/pkg/browser.js');
+    const weather = defineTool({ name: 'weather', schema: z.object({ city: z.string().refine((c) => c !== 'Atlantis', 'no such city') }), handle: ({ city }) => `sunny in ${city}` });
+    const model = async (request) => {
+      const last = request.messages.at(-1);
+      return typeof last.content === 'string'
+        ? { content: [{ type: 'tool_use', id: 'w1', name: 'weather', input: { city: last.content.replace(/^weather in /, '') } }] }
+        : { content: [{ type: 'text', text: `tool said: ${last.content[0].content}` }] };
+    };
+    const noPasswords = ({ messages }) => (JSON.stringify(messages.at(-1)).includes('password') ? { tripwire: true, info: 'a password' } : undefined);
+    const noMordor = async ({ text }) => (text.includes('Mordor') ? { tripwire: true, info: 'off the map' } : undefined);
+    const a = agent({ model, tools: [weather], guardrails: { input: [noPasswords], output: [noMordor] } });
+    const run = (m) => a.prompt(m).then((r) => ({ text: r.text }), (e) => ({ error: e.name, guardrail: e.guardrail, kind: e.kind, info: e.info }));
+    return Promise.all(['weather in Oslo', 'weather in Atlantis', 'weather in Mordor', 'weather in my password'].map(run));
+  });
+  assert.deepEqual(outcomes, [
+    { text: 'tool said: sunny in Oslo' },
+    { text: 'tool said: invalid input for weather: city: no such city' },
+    { error: 'GuardrailError', guardrail: 'noMordor', kind: 'output', info: 'off the map' },
+    { error: 'GuardrailError', guardrail: 'noPasswords', kind: 'input', info: 'a password' },
+  ]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
