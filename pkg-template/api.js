@@ -4,7 +4,7 @@
 // wasm and drops it when its promise settles, so an object the program drops is released by the garbage collector;
 // free() / [Symbol.dispose] release it at once. The savers (sessions.js), the providers (providers.js) and MCP
 // (mcp.js) are capabilities of their own: a program that does not import them loads a smaller .wasm.
-import { ConfigError, ReleasedError, checkPlainJson, describe } from './errors.js';
+import { ConfigError, InterruptError, ReleasedError, checkPlainJson, describe } from './errors.js';
 import { isLoaded, load, loadedVariant, needFor } from './load.js';
 import {
   BUILTIN_MODELS, CHECKED_TOOLS, HOST, Later, MCP_FETCH, SAVERS, TOOL_TEXTS, calls, hostValues, instancesReplaced,
@@ -131,6 +131,28 @@ function validated(std, name, handle) {
 }
 
 /**
+ * `handle` whose failures `retryOn(error)` refuses are not tried again: thrown marked for the core (an
+ * InterruptError passes as it is).
+ */
+function retriedOn(retryOn, handle) {
+  return async (input, ctx) => {
+    try {
+      return await handle(input, ctx);
+    } catch (e) {
+      if (e instanceof InterruptError || e?.name === 'InterruptError') throw e;
+      let again = false;
+      try { again = Boolean(await retryOn(e)); } catch { again = false; }
+      if (again) throw e;
+      const final = new Error(e?.message ?? String(e));
+      final.name = e?.name ?? 'Error';
+      final.cause = e;
+      final.resumableAgentNoRetry = true;
+      throw final;
+    }
+  };
+}
+
+/**
  * A schema as plain JSON Schema: the builder form `(s) => ({ ...fields })` or `(s) => s.string()` (any
  * field), an object of fields, a Standard Schema (its JSON Schema), or a JSON Schema object (copied). The core
  * checks what it says.
@@ -195,7 +217,10 @@ function checkedTool(def, path) {
   // Checked now where the wasm can be had now; on a page still loading it, by the agent that uses the tool.
   new Later(() => remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true));
   const { name, description = '', needsApproval, onExpire } = def;
-  const handle = std ? validated(std, name, def.handle) : def.handle;
+  const retryOn = def.retry?.retryOn;
+  if (retryOn !== undefined && typeof retryOn !== 'function') throw new ConfigError(`${path}.retry.retryOn: expected a function (error) => boolean, got ${describe(retryOn)}`);
+  const checked = std ? validated(std, name, def.handle) : def.handle;
+  const handle = retryOn ? retriedOn(retryOn, checked) : checked;
   const tool = Object.freeze({ name, description, inputSchema: inputSchema ?? { type: 'object', properties: {} }, handle, needsApproval, onExpire });
   registerTool(tool, text);
   return tool;

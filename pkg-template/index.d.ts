@@ -296,6 +296,8 @@ export type AgentEvent = (
   | { type: 'step-finish'; step: number; content: MessageContent[]; usage?: Usage }
   | { type: 'tool-call'; id: string; toolName: string; input: unknown }
   | { type: 'tool-result'; id: string; toolName: string; content: string; isError?: true }
+  /** A tool call's attempt failed or timed out, and the call is tried again after `delayMs`. */
+  | { type: 'tool-retry'; id: string; toolName: string; attempt: number; error: string; delayMs: number }
   /** A guardrail checked the turn's input or its final answer (`tripwire`: it stopped the run). */
   | { type: 'guardrail'; kind: 'input' | 'output'; name: string; tripwire: boolean }
   | { type: 'approval-requested'; id: string; toolName: string; input: unknown; expiresAt?: number }
@@ -567,6 +569,24 @@ export interface DefineToolOptions<I> {
   needsApproval?: ApprovalNeed | ((input: I, ctx: ToolContext) => ApprovalNeed | Promise<ApprovalNeed>);
   /** What a resume does once this tool's interrupt expired: 'deny' the call, or fail with InterruptExpiredError ('error', the default). */
   onExpire?: 'deny' | 'error';
+  /**
+   * The longest an attempt may take, in ms: past it the attempt counts as failed (retried if `retry` allows)
+   * and what it does later is ignored. Default: `agent({ toolDefaults })`, else unbounded.
+   */
+  timeoutMs?: number;
+  /** Tries a call that threw (or timed out) again. Default: `agent({ toolDefaults })`, else once. */
+  retry?: ToolRetry;
+}
+
+/**
+ * Retries of a tool's calls: up to `maxAttempts` attempts in all, the first retry after `backoffMs` (doubled each
+ * time). Every attempt has the call's `idempotencyKey`; each retry is a `tool-retry` event. `retryOn(error)` decides
+ * per error (default: every error but an InterruptError).
+ */
+export interface ToolRetry {
+  maxAttempts: number;
+  backoffMs?: number;
+  retryOn?: (error: unknown) => boolean | Promise<boolean>;
 }
 
 /**
@@ -682,6 +702,8 @@ export interface AgentConfig {
    * GuardrailError carrying the checkpoint. May be async. See README "Guardrails".
    */
   guardrails?: { input?: Guardrail[]; output?: Guardrail[] };
+  /** Timeouts and retries for the tools that set none (`retryOn` is per tool). */
+  toolDefaults?: { timeoutMs?: number; retry?: Omit<ToolRetry, 'retryOn'> };
 }
 
 /** What a guardrail is shown. */
@@ -1217,6 +1239,8 @@ export interface McpToolsOptions {
   /** Put before each tool's name (the server's names stay on the wire). */
   prefix?: string;
   /** How long one request may take (default 60 000), even through a `fetch` of your own that ignores its signal. */
+  /** Retries of these tools' calls, as defineTool's. */
+  retry?: ToolRetry;
   timeoutMs?: number;
   /**
    * The most bytes of one answer read — a JSON body, or one event of a stream (default 16 MiB). A longer one

@@ -73,6 +73,19 @@ pub enum Event<'a> {
         /// Its input.
         input: &'a Value,
     },
+    /// A tool call's attempt failed or timed out, and the call is tried again after `delay_ms`.
+    ToolRetry {
+        /// The call's id.
+        id: &'a str,
+        /// The tool.
+        tool_name: &'a str,
+        /// The attempt that failed (1-based).
+        attempt: u32,
+        /// Why.
+        error: &'a str,
+        /// The wait before the next attempt.
+        delay_ms: u64,
+    },
     /// A tool call has its result (ran, failed, refused, denied or answered by the human).
     ToolResult {
         /// The call's id.

@@ -116,7 +116,8 @@ pub use telemetry::Telemetry;
 #[cfg(feature = "tracing")]
 pub use telemetry::TracingTracer;
 pub use tool::{
-    FnTool, InputRequest, InputRequired, InterruptError, PendingInput, Tool, ToolContext, ToolError, Unavailable, tool,
+    CallPolicy, FnTool, InputRequest, InputRequired, InterruptError, PendingInput, Tool, ToolContext, ToolError,
+    Unavailable, tool,
 };
 
 /// The README's Rust blocks, compiled and run as doctests (`scripts/check-docs.mjs` checks its other blocks).

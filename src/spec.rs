@@ -59,6 +59,8 @@ pub struct ToolSpec {
     pub on_expire: OnExpire,
     /// For a tool of an MCP server (`mcpTools()`): where it is; its calls go there instead of to code.
     pub mcp: Option<McpToolSpec>,
+    /// Its timeout and retries (`timeoutMs`, `retry: { maxAttempts, backoffMs }`).
+    pub policy: crate::tool::CallPolicy,
 }
 
 /// Where an MCP tool lives: a tool's `mcp` member, as `mcpTools()` writes it.
@@ -163,6 +165,8 @@ const TOOL_KEYS: &[&str] = &[
     "needsApproval",
     "onExpire",
     "mcp",
+    "timeoutMs",
+    "retry",
 ];
 /// Other libraries' names for a tool's options.
 const TOOL_HINTS: &[(&str, &str)] = &[
@@ -254,12 +258,14 @@ impl ToolSpec {
                 ));
             }
         };
+        let policy = call_policy(&mut o)?;
         Ok(ToolSpec {
             definition: ToolDefinition::new(name, description, input_schema),
             needs_approval,
             rule_source,
             on_expire,
             mcp,
+            policy,
         })
     }
 
@@ -271,7 +277,9 @@ impl ToolSpec {
         Fut: std::future::Future<Output = Result<Value, crate::tool::ToolError>> + crate::MaybeSend + 'static,
     {
         let d = self.definition;
-        let tool = crate::tool::tool(d.name, d.description, d.input_schema, f).on_expire(self.on_expire);
+        let tool = crate::tool::tool(d.name, d.description, d.input_schema, f)
+            .on_expire(self.on_expire)
+            .call_policy(self.policy);
         match self.needs_approval {
             NeedsApproval::Fixed(Approval::Needed { expires_in_ms: None }) => tool.needs_approval(),
             NeedsApproval::Fixed(Approval::Needed {
@@ -364,6 +372,8 @@ pub struct AgentSpec {
     pub compaction: Option<Compaction>,
     /// Signing (and sealing) keys.
     pub checkpoint_keys: Option<CheckpointKeys>,
+    /// Timeouts and retries of the tools that set none (`toolDefaults: { timeoutMs?, retry? }`).
+    pub tool_defaults: crate::tool::CallPolicy,
 }
 
 const AGENT_KEYS: &[&str] = &[
@@ -378,6 +388,7 @@ const AGENT_KEYS: &[&str] = &[
     "output",
     "maxOutputRetries",
     "compaction",
+    "toolDefaults",
 ];
 /// Other libraries' names for an agent's options (the AI SDK, the OpenAI Agents SDK, LangGraph).
 const AGENT_HINTS: &[(&str, &str)] = &[
@@ -453,6 +464,15 @@ impl AgentSpec {
             None => None,
         };
         let compaction = c.take("compaction").map(compaction).transpose()?;
+        let tool_defaults = match c.take("toolDefaults") {
+            None => crate::tool::CallPolicy::default(),
+            Some(v) => call_policy(&mut Options::new(
+                v,
+                "config.toolDefaults",
+                &["timeoutMs", "retry"],
+                &[("timeout", "timeoutMs")],
+            )?)?,
+        };
         let sealed = c.boolean("sealed")?.unwrap_or(false);
         let checkpoint_keys = match c.take("checkpointKeys") {
             Some(k) => Some(keys(k)?.sealed(sealed)),
@@ -470,8 +490,34 @@ impl AgentSpec {
             output,
             compaction,
             checkpoint_keys,
+            tool_defaults,
         })
     }
+}
+
+/// `timeoutMs` and `retry: { maxAttempts, backoffMs, retryOn? }` of a tool or of `toolDefaults` (`retryOn` is the
+/// host's code: the host applies it).
+fn call_policy(o: &mut Options) -> Result<crate::tool::CallPolicy, String> {
+    let mut policy = crate::tool::CallPolicy {
+        timeout_ms: o.integer("timeoutMs", 1)?,
+        ..crate::tool::CallPolicy::default()
+    };
+    if let Some(r) = o.take("retry") {
+        let mut r = Options::new(
+            r,
+            &o.at("retry"),
+            &["maxAttempts", "backoffMs", "retryOn"],
+            &[
+                ("attempts", "maxAttempts"),
+                ("retries", "maxAttempts"),
+                ("delayMs", "backoffMs"),
+            ],
+        )?;
+        r.take("retryOn");
+        policy.max_attempts = Some(r.small("maxAttempts", 1)?.unwrap_or(1));
+        policy.backoff_ms = Some(r.integer("backoffMs", 0)?.unwrap_or(0));
+    }
+    Ok(policy)
 }
 
 fn limits(value: Option<Value>) -> Result<Limits, String> {

@@ -71,9 +71,13 @@ pub enum ToolError {
     /// Pause the run for a human answer.
     #[error(transparent)]
     Interrupt(#[from] InterruptError),
-    /// The tool failed; the model receives the message as an error result and can recover.
+    /// The tool failed; the model receives the message as an error result and can recover. Tried again first
+    /// when the tool's [`CallPolicy`] retries.
     #[error("{0}")]
     Failed(String),
+    /// The tool failed and trying again would not help: never retried (the model reads the message).
+    #[error("{0}")]
+    Final(String),
     /// The tool cannot go on without input from the human (an MCP server's elicitation): the run pauses
     /// with one `elicitation` interrupt per request, and the resume calls the tool again with the answers
     /// ([`ToolContext::input`]).
@@ -142,6 +146,11 @@ pub struct Unavailable {
 }
 
 impl Unavailable {
+    /// Stands for a wait the run's signal stopped (the driver reports it as an abort).
+    pub(crate) fn aborted() -> Self {
+        Unavailable::new("", None, "stopped by the run's signal")
+    }
+
     /// `server` failed with `message` (and the HTTP `status` it answered with, if any).
     pub fn new(server: impl Into<String>, status: Option<u16>, message: impl Into<String>) -> Self {
         Unavailable {
@@ -285,6 +294,52 @@ pub trait Tool: MaybeSend + MaybeSync {
     fn on_expire(&self) -> OnExpire {
         OnExpire::Error
     }
+
+    /// How long a call may take and how often a failed one is tried (default: the agent's, else unbounded and
+    /// once).
+    fn call_policy(&self) -> CallPolicy {
+        CallPolicy::default()
+    }
+}
+
+/// How long a tool's call may take and how often a failed one is tried: `timeout_ms` bounds each attempt
+/// (a late result is ignored), `max_attempts` (at least 1) and `backoff_ms` (doubled after each retry) retry a
+/// call that failed with [`ToolError::Failed`] or timed out. Every attempt has the call's `idempotency_key`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct CallPolicy {
+    /// The longest an attempt may take, in ms (`None`: unbounded).
+    pub timeout_ms: Option<u64>,
+    /// Attempts in all (`None`: the agent's default, else 1).
+    pub max_attempts: Option<u32>,
+    /// The wait before the first retry, in ms (`None`: the agent's default, else 0).
+    pub backoff_ms: Option<u64>,
+}
+
+impl CallPolicy {
+    /// Each attempt bounded to `ms`.
+    #[must_use]
+    pub fn timeout_ms(mut self, ms: u64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// Up to `max_attempts` attempts, the first retry after `backoff_ms` (doubled each time).
+    #[must_use]
+    pub fn retry(mut self, max_attempts: u32, backoff_ms: u64) -> Self {
+        self.max_attempts = Some(max_attempts.max(1));
+        self.backoff_ms = Some(backoff_ms);
+        self
+    }
+
+    /// This policy, with `defaults` where it says nothing.
+    pub(crate) fn or(self, defaults: CallPolicy) -> CallPolicy {
+        CallPolicy {
+            timeout_ms: self.timeout_ms.or(defaults.timeout_ms),
+            max_attempts: self.max_attempts.or(defaults.max_attempts),
+            backoff_ms: self.backoff_ms.or(defaults.backoff_ms),
+        }
+    }
 }
 
 /// Object-safe form of [`Tool`], implemented for every tool.
@@ -299,6 +354,7 @@ pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn may_need_approval(&self) -> bool;
     fn approval_rule(&self) -> Value;
     fn on_expire(&self) -> OnExpire;
+    fn call_policy(&self) -> CallPolicy;
 }
 
 /// The JSON an approval rule is fingerprinted as ([`Tool::approval_rule`]): `fixed` for a rule that answers
@@ -337,6 +393,9 @@ impl<T: Tool> DynTool for T {
     fn on_expire(&self) -> OnExpire {
         Tool::on_expire(self)
     }
+    fn call_policy(&self) -> CallPolicy {
+        Tool::call_policy(self)
+    }
 }
 
 /// A tool made of a definition and an async function; see [`tool`].
@@ -345,6 +404,7 @@ pub struct FnTool<F> {
     f: F,
     approval: Option<ApprovalRule>,
     on_expire: OnExpire,
+    policy: CallPolicy,
 }
 
 type ApprovalFn = Box<dyn Fn(&Value) -> Approval + Send + Sync>;
@@ -385,6 +445,7 @@ where
         f,
         approval: None,
         on_expire: OnExpire::Error,
+        policy: CallPolicy::default(),
     }
 }
 
@@ -422,6 +483,12 @@ impl<F> FnTool<F> {
     /// What a resume does once this tool's interrupt expired.
     pub fn on_expire(mut self, policy: OnExpire) -> Self {
         self.on_expire = policy;
+        self
+    }
+
+    /// How long a call may take and how often a failed one is tried ([`CallPolicy`]).
+    pub fn call_policy(mut self, policy: CallPolicy) -> Self {
+        self.policy = policy;
         self
     }
 }
@@ -465,5 +532,8 @@ where
     }
     fn on_expire(&self) -> OnExpire {
         self.on_expire
+    }
+    fn call_policy(&self) -> CallPolicy {
+        self.policy
     }
 }

@@ -31,6 +31,23 @@ pub(crate) struct AgentConfig {
     pub(crate) telemetry: Option<crate::telemetry::Telemetry>,
     /// Checks before a turn's first model call and on its final answer.
     pub(crate) guardrails: crate::guardrail::Guardrails,
+    /// Timeouts and retries of tools that set none.
+    pub(crate) tool_defaults: crate::tool::CallPolicy,
+    /// A timer for tool timeouts and backoff (natively; on wasm32 the host's `setTimeout` is used without one).
+    pub(crate) timer: Option<Timer>,
+}
+
+/// Waits the given ms: see [`AgentBuilder::timer`](crate::AgentBuilder::timer).
+pub(crate) type Timer = Arc<dyn Fn(u64) -> crate::platform::BoxFuture<'static, ()> + Send + Sync>;
+
+impl AgentConfig {
+    /// A wait of `ms`: the agent's timer, else the host's (wasm32); `None` natively without a timer.
+    pub(crate) fn wait(&self, ms: u64) -> Option<crate::platform::BoxFuture<'static, ()>> {
+        match &self.timer {
+            Some(t) => Some(t(ms)),
+            None => crate::platform::Timer::start(ms).map(|t| Box::pin(t) as crate::platform::BoxFuture<'static, ()>),
+        }
+    }
 }
 impl AgentConfig {
     pub(crate) fn new(
@@ -87,6 +104,8 @@ impl AgentConfig {
             binding: None,
             telemetry: None,
             guardrails: crate::guardrail::Guardrails::default(),
+            tool_defaults: crate::tool::CallPolicy::default(),
+            timer: None,
         })
     }
 

@@ -486,9 +486,10 @@ async fn run_tool(
         next: std::sync::Mutex::new(None),
     };
     let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
-    let mut outcome = match call_tool(config, run.run_id(), &call, &slot, input.as_ref()).await {
+    let mut outcome = match call_tool(config, run.run_id(), &call, &slot, input.as_ref(), hooks).await {
         Ok(outcome) => outcome,
-        // Stopped by the run's signal (its request cancelled): the run is aborted, the call not recorded.
+        // Stopped by the run's signal (its request cancelled, or during a wait before a retry): the run is
+        // aborted, the call not recorded.
         Err(_) if hooks.events.aborted() => {
             if let Some(trace) = hooks.trace() {
                 trace.tool_end(None, Some("aborted"));
@@ -597,31 +598,86 @@ async fn done(
     }))
 }
 
-/// Calls the tool (with the answers to its request for input, when resumed with them); `Err` when what it
-/// stands for could not be reached.
+/// Calls the tool (with the answers to its request for input, when resumed with them) under its
+/// [`CallPolicy`](crate::CallPolicy): each attempt bounded by its timeout, a failed or timed-out attempt tried
+/// again after its backoff (a `tool-retry` event each time). `Err` when what it stands for could not be reached
+/// (or the run's signal stopped a wait).
 async fn call_tool(
     config: &AgentConfig,
     run_id: &str,
     call: &ToolUse,
     state: &StateSlot<'_>,
     input: Option<&crate::tool::PendingInput>,
+    hooks: &mut Hooks<'_>,
 ) -> Result<ToolOutcome, crate::tool::Unavailable> {
     let Some(tool) = config.tool(&call.name) else {
         return Ok(ToolOutcome::Error(format!("unknown tool {:?}", call.name)));
     };
-    let ctx = ToolContext {
-        tool_use_id: &call.id,
-        run_id,
-        state: Some(state),
-        input,
-    };
-    Ok(match tool.call_dyn(call.input.clone(), ctx).await {
-        Ok(Value::String(text)) => ToolOutcome::Output(text),
-        // Spelled as a JS tool's result is (keys sorted, numbers as JS reads them): one text in every host.
-        Ok(value) => ToolOutcome::Output(crate::keys::canonical_json(&value)),
-        Err(ToolError::Interrupt(i)) => ToolOutcome::Interrupt(i),
-        Err(ToolError::Failed(message)) => ToolOutcome::Error(message),
-        Err(ToolError::Input(input)) => ToolOutcome::Input(input),
-        Err(ToolError::Unavailable(why)) => return Err(why),
-    })
+    let policy = tool.call_policy().or(config.tool_defaults);
+    let attempts = policy.max_attempts.unwrap_or(1).max(1);
+    let mut backoff = policy.backoff_ms.unwrap_or(0);
+    let mut attempt = 1;
+    loop {
+        let ctx = ToolContext {
+            tool_use_id: &call.id,
+            run_id,
+            state: Some(state),
+            input,
+        };
+        let work = tool.call_dyn(call.input.clone(), ctx);
+        let answer = match policy.timeout_ms {
+            Some(ms) => crate::platform::unless_stopped(work, config.wait(ms)).await,
+            None => Some(work.await),
+        };
+        let failed = match answer {
+            Some(Ok(Value::String(text))) => return Ok(ToolOutcome::Output(text)),
+            // Spelled as a JS tool's result is (keys sorted, numbers as JS reads them): one text in every host.
+            Some(Ok(value)) => return Ok(ToolOutcome::Output(crate::keys::canonical_json(&value))),
+            Some(Err(ToolError::Interrupt(i))) => return Ok(ToolOutcome::Interrupt(i)),
+            Some(Err(ToolError::Input(input))) => return Ok(ToolOutcome::Input(input)),
+            // What the tool stands for could not be reached: tried again while attempts remain, then the run
+            // ends (with the checkpoint from before the call).
+            Some(Err(ToolError::Unavailable(why))) if attempt >= attempts => return Err(why),
+            Some(Err(ToolError::Unavailable(why))) => why.to_string(),
+            Some(Err(ToolError::Final(message))) => return Ok(ToolOutcome::Error(message)),
+            Some(Err(ToolError::Failed(message))) => message,
+            // Timed out: what the attempt does later is not waited for, and its result is ignored.
+            None => format!(
+                "{} took longer than its timeout of {} ms",
+                call.name,
+                policy.timeout_ms.unwrap_or_default()
+            ),
+        };
+        if attempt >= attempts {
+            let tried = if attempts > 1 {
+                format!(" (after {attempts} attempts)")
+            } else {
+                String::new()
+            };
+            return Ok(ToolOutcome::Error(format!("{failed}{tried}")));
+        }
+        if hooks.watching() {
+            hooks.emit_ref(&Event::ToolRetry {
+                id: &call.id,
+                tool_name: &call.name,
+                attempt,
+                error: &failed,
+                delay_ms: backoff,
+            });
+        }
+        // What a failed attempt set is not kept.
+        *state.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        if backoff > 0 {
+            let stop = hooks.events.when_aborted();
+            let waited = match config.wait(backoff) {
+                Some(wait) => crate::platform::unless_stopped(wait, stop).await,
+                None => Some(()),
+            };
+            if waited.is_none() || hooks.events.aborted() {
+                return Err(crate::tool::Unavailable::aborted());
+            }
+        }
+        backoff = backoff.saturating_mul(2);
+        attempt += 1;
+    }
 }

@@ -63,6 +63,8 @@ pub struct AgentBuilder {
     compaction: Option<crate::run::Compaction>,
     telemetry: Option<crate::telemetry::Telemetry>,
     guardrails: crate::guardrail::Guardrails,
+    tool_defaults: crate::tool::CallPolicy,
+    timer: Option<crate::agent::config::Timer>,
 }
 
 /// What a run starts from: a new user message, or a checkpoint and the human's input.
@@ -168,6 +170,8 @@ impl Agent {
             compaction: None,
             telemetry: None,
             guardrails: crate::guardrail::Guardrails::default(),
+            tool_defaults: crate::tool::CallPolicy::default(),
+            timer: None,
         }
     }
 
@@ -245,6 +249,8 @@ impl Agent {
                 binding: c.binding.clone(),
                 telemetry: c.telemetry.clone(),
                 guardrails: c.guardrails.clone(),
+                tool_defaults: c.tool_defaults,
+                timer: c.timer.clone(),
             },
             model: Box::new(model),
         })
@@ -334,6 +340,7 @@ impl AgentBuilder {
         b.output = spec.output;
         b.compaction = spec.compaction;
         b.keys = spec.checkpoint_keys;
+        b.tool_defaults = spec.tool_defaults;
         b
     }
 
@@ -387,6 +394,24 @@ impl AgentBuilder {
         self
     }
 
+    /// Timeouts and retries for the tools that set none ([`CallPolicy`](crate::CallPolicy)).
+    pub fn tool_defaults(mut self, policy: crate::tool::CallPolicy) -> Self {
+        self.tool_defaults = policy;
+        self
+    }
+
+    /// How the agent waits for a tool's timeout and backoff: `wait(ms)` resolves after `ms`. On wasm32 the host's
+    /// `setTimeout` serves without one; natively there is no timer without a runtime, so without this tool
+    /// timeouts are not enforced and retries do not wait (with tokio:
+    /// `.timer(|ms| Box::pin(tokio::time::sleep(Duration::from_millis(ms))))`).
+    pub fn timer(
+        mut self,
+        wait: impl Fn(u64) -> crate::platform::BoxFuture<'static, ()> + Send + Sync + 'static,
+    ) -> Self {
+        self.timer = Some(std::sync::Arc::new(wait));
+        self
+    }
+
     /// Checks each turn's conversation before its first model call (in the order added; the first that trips
     /// stops the run with [`AgentError::Guardrail`], and nothing is sent to the model).
     pub fn input_guardrail(mut self, guardrail: impl crate::guardrail::Guardrail + 'static) -> Self {
@@ -437,6 +462,8 @@ impl AgentBuilder {
         }
         config.telemetry = self.telemetry;
         config.guardrails = self.guardrails;
+        config.tool_defaults = self.tool_defaults;
+        config.timer = self.timer;
         Ok(Agent {
             config,
             model: self.model,

@@ -192,6 +192,10 @@ fn mcp_client(
 fn tool_error(e: &JsValue) -> ToolError {
     let given = interrupt_of(e);
     if given.is_undefined() {
+        // What the tool's retryOn refused (api.js): not tried again.
+        if get(e, "resumableAgentNoRetry").as_bool() == Some(true) {
+            return ToolError::Final(error_message(e));
+        }
         return ToolError::Failed(error_message(e));
     }
     let mut i = InterruptError::new(get(&given, "question").as_string().unwrap_or_default());
@@ -292,6 +296,10 @@ impl Tool for JsTool {
 
     fn on_expire(&self) -> OnExpire {
         self.spec.on_expire
+    }
+
+    fn call_policy(&self) -> crate::CallPolicy {
+        self.spec.policy
     }
 }
 
