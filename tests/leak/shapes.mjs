@@ -200,6 +200,25 @@ export const SHAPES = {
     const r = await a.resume(p.checkpoint, 'May');
     expect(r.text === 'due May' && r.checkpoint.traceparent?.length === 55, 'traced and completed');
   },
+  // An input guardrail that trips, and an output guardrail that passes (async).
+  'guardrails': async (i) => {
+    const a = agent({ model: scriptedModel(['fine']), guardrails: { input: [({ messages }) => (messages.at(-1).content.includes('secret') ? { tripwire: true, info: 'no' } : undefined)], output: [async () => undefined] } });
+    if (i % 2 === 0) {
+      const e = await a.prompt('a secret').catch((x) => x);
+      expect(e.name === 'GuardrailError', `tripped: ${e.message}`);
+    } else {
+      expect((await a.prompt('hello')).text === 'fine', 'passed');
+    }
+  },
+  // A tool that times out once (a host timer per attempt, cleared) and answers on its retry; the timed-out attempt
+  // settles later, ignored.
+  'tool-retry-timeout': async () => {
+    let calls = 0;
+    const late = () => new Promise((resolve) => setTimeout(() => resolve('late'), 3));
+    const slow = defineTool({ name: 'slow', timeoutMs: 1, retry: { maxAttempts: 2 }, handle: () => { calls += 1; return calls === 1 ? late() : 'fast'; } });
+    const r = await agent({ tools: [slow], model: scriptedModel([{ content: [call('s', 'slow', {})] }, 'done']) }).prompt('go');
+    expect(r.text === 'done' && calls === 2, 'retried after the timeout');
+  },
   'prompt-paused': async () => {
     const r = await agent(cfg).prompt('go');
     expect(r.interrupted === true, 'paused');
