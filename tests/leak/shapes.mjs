@@ -214,7 +214,7 @@ export const SHAPES = {
   // settles later, ignored.
   'tool-retry-timeout': async () => {
     let calls = 0;
-    const late = () => new Promise((resolve) => setTimeout(() => resolve('late'), 3));
+    const late = () => new Promise((resolve) => setTimeout(() => resolve('late'), 30));
     const slow = defineTool({ name: 'slow', timeoutMs: 1, retry: { maxAttempts: 2 }, handle: () => { calls += 1; return calls === 1 ? late() : 'fast'; } });
     const r = await agent({ tools: [slow], model: scriptedModel([{ content: [call('s', 'slow', {})] }, 'done']) }).prompt('go');
     expect(r.text === 'done' && calls === 2, 'retried after the timeout');
