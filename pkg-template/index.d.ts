@@ -586,7 +586,7 @@ export interface DefineToolOptions<I> {
 export interface ToolRetry {
   maxAttempts: number;
   backoffMs?: number;
-  retryOn?: (error: unknown) => boolean | Promise<boolean>;
+  retryOn?: (error: any) => boolean | Promise<boolean>;
 }
 
 /**
