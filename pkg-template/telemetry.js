@@ -45,8 +45,6 @@ function linkOf(traceparent) {
   return { context: { traceId, spanId, traceFlags: parseInt(flags, 16), isRemote: true } };
 }
 
-const HEX_ID = /^[0-9a-f]+$/;
-
 /**
  * The adapter of `config.telemetry` (`{ tracer, agentName?, recordContent?, scalarAttributes? }`), checked:
  * ConfigError naming what is wrong.
@@ -107,12 +105,11 @@ export function telemetryAdapter(options, where) {
       } catch { /* ignored */ }
       try { h.span.end(); } catch { /* ignored */ }
     },
+    // The span's context as a W3C traceparent; the core keeps it only when well-formed.
     traceparent(h) {
       try {
         const c = h?.span.spanContext?.();
-        if (!c || c.traceId?.length !== 32 || c.spanId?.length !== 16 || !HEX_ID.test(c.traceId) || !HEX_ID.test(c.spanId)) return undefined;
-        if (/^0+$/.test(c.traceId) || /^0+$/.test(c.spanId)) return undefined;
-        return `00-${c.traceId}-${c.spanId}-${((c.traceFlags ?? 0) & 0xff).toString(16).padStart(2, '0')}`;
+        return c ? `00-${c.traceId}-${c.spanId}-${((c.traceFlags ?? 0) & 0xff).toString(16).padStart(2, '0')}` : undefined;
       } catch {
         return undefined;
       }

@@ -16,6 +16,17 @@ pub enum InterruptKind {
     Elicitation,
 }
 
+impl InterruptKind {
+    /// `approval`, `question` or `elicitation`: the name the checkpoint and events use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InterruptKind::Approval => "approval",
+            InterruptKind::Question => "question",
+            InterruptKind::Elicitation => "elicitation",
+        }
+    }
+}
+
 /// One thing a paused run waits for, named by the id of the tool call it is about.
 ///
 /// `{ kind: "approval", id, toolName, input, expiresAt? }`,

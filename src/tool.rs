@@ -146,11 +146,6 @@ pub struct Unavailable {
 }
 
 impl Unavailable {
-    /// Stands for a wait the run's signal stopped (the driver reports it as an abort).
-    pub(crate) fn aborted() -> Self {
-        Unavailable::new("", None, "stopped by the run's signal")
-    }
-
     /// `server` failed with `message` (and the HTTP `status` it answered with, if any).
     pub fn new(server: impl Into<String>, status: Option<u16>, message: impl Into<String>) -> Self {
         Unavailable {

@@ -302,3 +302,20 @@ fn without_telemetry_no_span_is_made_and_the_checkpoint_has_no_trace_context() {
     assert!(recorder.spans().is_empty());
     assert_eq!(done.checkpoint().traceparent, None);
 }
+
+#[test]
+fn a_malformed_trace_context_from_the_tracer_never_reaches_the_checkpoint() {
+    let recorder = Recorder::default();
+    let tracer = TracingTracer::new().with_trace_context(|_| Some("00-NOT-A-TRACE-01".to_owned()), |_, _| {});
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
+        .telemetry(Telemetry::new(tracer))
+        .build()
+        .unwrap();
+    let done = tracing::subscriber::with_default(recorder.clone(), || block_on(agent.prompt("hi")).unwrap());
+    assert_eq!(done.checkpoint().traceparent, None);
+    assert_eq!(recorder.named("invoke_agent").len(), 1, "the span itself is still made");
+    Checkpoint::from_json(&done.checkpoint().to_json())
+        .unwrap()
+        .validate()
+        .unwrap();
+}

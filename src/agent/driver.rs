@@ -174,8 +174,10 @@ pub(crate) async fn drive(
     hooks: &mut Hooks<'_>,
 ) -> Result<Outcome, AgentError> {
     if let Some((telemetry, call, conversation)) = hooks.tracing.take().filter(|_| TRACED) {
-        let applied = run.applied().to_vec();
-        let trace = crate::telemetry::RunTrace::start(telemetry, call, conversation, run.checkpoint_mut(), &applied);
+        let trace = crate::telemetry::RunTrace::start(telemetry, call, conversation, run.checkpoint(), run.applied());
+        if let Some(t) = trace.traceparent() {
+            run.checkpoint_mut().traceparent = Some(t);
+        }
         hooks.trace = Some(trace);
     }
     let mut result = drive_steps(config, model, run, hooks).await;
@@ -488,29 +490,31 @@ async fn run_tool(
     let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
     let mut outcome = match call_tool(config, run.run_id(), &call, &slot, input.as_ref(), hooks).await {
         Ok(outcome) => outcome,
-        // Stopped by the run's signal (its request cancelled, or during a wait before a retry): the run is
-        // aborted, the call not recorded.
-        Err(_) if hooks.events.aborted() => {
-            if let Some(trace) = hooks.trace() {
-                trace.tool_end(None, Some("aborted"));
+        // Stopped by the run's signal (its request cancelled, or a wait before a retry): the run is aborted,
+        // the call not recorded.
+        Err(why) => match why.filter(|_| !hooks.events.aborted()) {
+            None => {
+                if let Some(trace) = hooks.trace() {
+                    trace.tool_end(None, Some("aborted"));
+                }
+                return Err(AgentError::Aborted {
+                    checkpoint: Box::new(stopped(run.clone())),
+                });
             }
-            return Err(AgentError::Aborted {
-                checkpoint: Box::new(stopped(run.clone())),
-            });
-        }
-        // Not recorded: the checkpoint from before the call calls it again when resumed — or, for a call
-        // resumed with answers to its requests for input, waits for those answers again.
-        Err(source) => {
-            if let Some(trace) = hooks.trace() {
-                trace.tool_end(None, Some("unavailable"));
+            // Not recorded: the checkpoint from before the call calls it again when resumed — or, for a call
+            // resumed with answers to its requests for input, waits for those answers again.
+            Some(source) => {
+                if let Some(trace) = hooks.trace() {
+                    trace.tool_end(None, Some("unavailable"));
+                }
+                let mut before = run.clone();
+                before.reopen_input(&call.id);
+                return Err(AgentError::Mcp {
+                    source,
+                    checkpoint: Some(Box::new(stopped(before))),
+                });
             }
-            let mut before = run.clone();
-            before.reopen_input(&call.id);
-            return Err(AgentError::Mcp {
-                source,
-                checkpoint: Some(Box::new(stopped(before))),
-            });
-        }
+        },
     };
     let next = slot
         .next
@@ -600,8 +604,8 @@ async fn done(
 
 /// Calls the tool (with the answers to its request for input, when resumed with them) under its
 /// [`CallPolicy`](crate::CallPolicy): each attempt bounded by its timeout, a failed or timed-out attempt tried
-/// again after its backoff (a `tool-retry` event each time). `Err` when what it stands for could not be reached
-/// (or the run's signal stopped a wait).
+/// again after its backoff (a `tool-retry` event each time). `Err(Some(why))` when what it stands for could not
+/// be reached, `Err(None)` when the run's signal stopped a wait before a retry.
 async fn call_tool(
     config: &AgentConfig,
     run_id: &str,
@@ -609,7 +613,7 @@ async fn call_tool(
     state: &StateSlot<'_>,
     input: Option<&crate::tool::PendingInput>,
     hooks: &mut Hooks<'_>,
-) -> Result<ToolOutcome, crate::tool::Unavailable> {
+) -> Result<ToolOutcome, Option<crate::tool::Unavailable>> {
     let Some(tool) = config.tool(&call.name) else {
         return Ok(ToolOutcome::Error(format!("unknown tool {:?}", call.name)));
     };
@@ -637,7 +641,7 @@ async fn call_tool(
             Some(Err(ToolError::Input(input))) => return Ok(ToolOutcome::Input(input)),
             // What the tool stands for could not be reached: tried again while attempts remain, then the run
             // ends (with the checkpoint from before the call).
-            Some(Err(ToolError::Unavailable(why))) if attempt >= attempts => return Err(why),
+            Some(Err(ToolError::Unavailable(why))) if attempt >= attempts => return Err(Some(why)),
             Some(Err(ToolError::Unavailable(why))) => why.to_string(),
             Some(Err(ToolError::Final(message))) => return Ok(ToolOutcome::Error(message)),
             Some(Err(ToolError::Failed(message))) => message,
@@ -674,7 +678,7 @@ async fn call_tool(
                 None => Some(()),
             };
             if waited.is_none() || hooks.events.aborted() {
-                return Err(crate::tool::Unavailable::aborted());
+                return Err(None);
             }
         }
         backoff = backoff.saturating_mul(2);

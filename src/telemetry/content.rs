@@ -2,7 +2,6 @@
 //! JSON, within [`MAX_CONTENT_BYTES`](super::MAX_CONTENT_BYTES).
 
 use super::MAX_CONTENT_BYTES;
-use crate::interrupt::InterruptKind;
 use crate::message::{Content, ContentBlock, Message, Role};
 use crate::model::{ModelResponse, StopReason};
 
@@ -164,14 +163,5 @@ pub(super) fn finish_reason(response: &ModelResponse) -> String {
         Some(other) => String::from(other.clone()),
         None if response.content.iter().any(|b| matches!(b, ContentBlock::ToolUse(_))) => "tool_call".into(),
         None => "stop".into(),
-    }
-}
-
-/// An interrupt kind's name.
-pub(super) fn kind_name(kind: InterruptKind) -> &'static str {
-    match kind {
-        InterruptKind::Approval => "approval",
-        InterruptKind::Question => "question",
-        InterruptKind::Elicitation => "elicitation",
     }
 }

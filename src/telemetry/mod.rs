@@ -252,12 +252,12 @@ fn model_error_type(e: &ModelError) -> String {
 
 impl RunTrace {
     /// Starts the `invoke_agent` span of a call (`call`: `prompt`, `resume`, `session.prompt`, …) that runs
-    /// `checkpoint`, linked to the span that made it; the checkpoint then carries this span's context.
+    /// `checkpoint`, linked to the span that made it; [`RunTrace::traceparent`] is what the checkpoint carries next.
     pub(crate) fn start(
         telemetry: &Telemetry,
         call: &str,
         conversation: Option<&str>,
-        checkpoint: &mut Checkpoint,
+        checkpoint: &Checkpoint,
         applied: &[Applied],
     ) -> RunTrace {
         let name = match telemetry.agent_name.as_deref() {
@@ -295,9 +295,6 @@ impl RunTrace {
                 ],
             );
         }
-        if let Some(t) = agent.traceparent() {
-            checkpoint.traceparent = Some(t);
-        }
         RunTrace {
             telemetry: telemetry.clone(),
             agent,
@@ -305,6 +302,12 @@ impl RunTrace {
             tool: None,
             usage_before: checkpoint.usage,
         }
+    }
+
+    /// The `invoke_agent` span's W3C context, when the tracer gives a well-formed one (a tracer's malformed answer
+    /// never reaches a checkpoint, which would then be refused on resume).
+    pub(crate) fn traceparent(&self) -> Option<String> {
+        self.agent.traceparent().filter(|t| is_traceparent(t))
     }
 
     /// A model call starts.
@@ -457,11 +460,7 @@ impl RunTrace {
             (Some(_), _) => "failed",
             (None, Some(cp)) if cp.is_interrupted() => {
                 let ids: Vec<String> = cp.interrupts.iter().map(|i| i.id.clone()).collect();
-                let kinds: Vec<String> = cp
-                    .interrupts
-                    .iter()
-                    .map(|i| content::kind_name(i.kind).to_owned())
-                    .collect();
+                let kinds: Vec<String> = cp.interrupts.iter().map(|i| i.kind.as_str().to_owned()).collect();
                 let mut attributes = vec![
                     (names::INTERRUPT_IDS, Attr::List(&ids)),
                     (names::INTERRUPT_KINDS, Attr::List(&kinds)),

@@ -263,7 +263,16 @@ test('a tracer that throws never breaks a run', async () => {
     },
   };
   const b = agent({ model: twoTools(), tools: [lookup], telemetry: { tracer: bad } });
-  assert.equal((await b.prompt('go')).text, 'Both found.');
+  const rb = await b.prompt('go');
+  assert.equal(rb.text, 'Both found.');
+  assert.equal(rb.checkpoint.traceparent, undefined, 'a malformed span context is not kept');
+  // Ids that look almost right (upper case, all zeros): not kept either, so the checkpoint still resumes.
+  for (const [traceId, spanId] of [['A'.repeat(32), 'b'.repeat(16)], ['0'.repeat(32), 'b'.repeat(16)]]) {
+    const odd = { startSpan: () => ({ setAttribute() {}, addEvent() {}, setStatus() {}, end() {}, spanContext: () => ({ traceId, spanId, traceFlags: 1 }) }) };
+    const paused = await pausingAgent(odd).prompt('pay 5');
+    assert.equal(paused.checkpoint.traceparent, undefined);
+    assert.equal((await pausingAgent(odd).resume(paused.checkpoint, { decisions: [{ type: 'approve' }] })).text, 'Paid.');
+  }
 });
 
 test('no tracer: no spans, no trace context in the checkpoint; a bad telemetry option is a ConfigError naming it', async () => {
