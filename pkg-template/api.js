@@ -466,7 +466,9 @@ export function agent(config) {
   if (guardrails !== undefined) needFor('guardrails', 'config.guardrails');
   // Spans need a .wasm with telemetry (every variant but the core's).
   if (telemetry !== undefined) needFor('telemetry', 'config.telemetry');
-  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: undefined, guardrails: undefined, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
+  // The tracer stays here; the core checks the options around it (and the guardrails' list) as it checks every option.
+  const telemetryText = telemetry === undefined ? undefined : { ...config.telemetry, tracer: HOST };
+  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: telemetryText, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
   // The tools as the texts they were checked as (no second walk over their schemas).
   const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
@@ -482,25 +484,12 @@ export function agent(config) {
 }
 
 /**
- * `config.guardrails` (`{ input?: [fn], output?: [fn] }`) as the core takes them: `{ input: [{ name, fn }], output }`,
- * each named by its function's name or its place. ConfigError naming what is wrong.
+ * `config.guardrails` (`{ input?: [fn], output?: [fn] }`) as the core runs them: `{ input: [{ name, fn }], output }`,
+ * each named by its function's name or its place. The core checks their shape with the rest of the config.
  */
 function guardrailsOf(given) {
-  const where = 'config.guardrails';
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
-    throw new ConfigError(`${where}: expected { input?: [functions], output?: [functions] }, got ${describe(given)}`);
-  }
-  for (const key of Object.keys(given)) {
-    if (key !== 'input' && key !== 'output') throw new ConfigError(`${where}.${key}: unknown option (known: input, output)`);
-  }
-  const list = (kind) => {
-    const fns = given[kind] ?? [];
-    if (!Array.isArray(fns)) throw new ConfigError(`${where}.${kind}: expected an array of functions, got ${describe(fns)}`);
-    return Object.freeze(fns.map((fn, i) => {
-      if (typeof fn !== 'function') throw new ConfigError(`${where}.${kind}[${i}]: expected a function ({ kind, messages, text?, structured? }) => { tripwire, info } | undefined, got ${describe(fn)}`);
-      return Object.freeze({ name: fn.name || `guardrails.${kind}[${i}]`, fn });
-    }));
-  };
+  const list = (kind) => Object.freeze((Array.isArray(given?.[kind]) ? given[kind] : [])
+    .map((fn, i) => Object.freeze({ name: fn?.name || `guardrails.${kind}[${i}]`, fn })));
   return Object.freeze({ input: list('input'), output: list('output') });
 }
 

@@ -706,7 +706,7 @@ export interface AgentConfig {
   toolDefaults?: { timeoutMs?: number; retry?: Omit<ToolRetry, 'retryOn'> };
 }
 
-/** What a guardrail is shown. */
+/** What a guardrail is shown (shared by the guardrails of one check: read-only). */
 export interface GuardrailInput {
   kind: 'input' | 'output';
   /** The conversation (for an output guardrail, ending with the answer). */

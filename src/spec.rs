@@ -352,7 +352,9 @@ fn needs_approval(value: Option<Value>, path: &str) -> Result<NeedsApproval, Str
 /// The JSON is the npm package's `agent(config)` without its functions: `{ instructions?, tools?,
 /// maxIterations?, state?, limits?: { maxCheckpointBytes?, maxDepth? }, output?, maxOutputRetries?,
 /// compaction?: { maxBytes?, maxMessages?, keepFirst? }, checkpointKeys?: { current, keys: { [id]: secret },
-/// agent? }, sealed? }`. A secret is a string (its UTF-8 bytes) or an array of bytes.
+/// agent? }, sealed?, toolDefaults?: { timeoutMs?, retry? }, telemetry?, guardrails? }`. A secret is a string (its
+/// UTF-8 bytes) or an array of bytes. `telemetry` and `guardrails` are checked and left to the host (its tracer
+/// and functions: [`AgentBuilder::telemetry`](crate::AgentBuilder::telemetry), `input_guardrail`, …).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AgentSpec {
@@ -389,6 +391,8 @@ const AGENT_KEYS: &[&str] = &[
     "maxOutputRetries",
     "compaction",
     "toolDefaults",
+    "telemetry",
+    "guardrails",
 ];
 /// Other libraries' names for an agent's options (the AI SDK, the OpenAI Agents SDK, LangGraph).
 const AGENT_HINTS: &[(&str, &str)] = &[
@@ -464,6 +468,14 @@ impl AgentSpec {
             None => None,
         };
         let compaction = c.take("compaction").map(compaction).transpose()?;
+        // The host's tracer and guardrail functions stay with the host; their options are checked here, as every
+        // option is (the nearest known key named).
+        if let Some(t) = c.take("telemetry") {
+            check_telemetry(t)?;
+        }
+        if let Some(g) = c.take("guardrails") {
+            check_guardrails(g)?;
+        }
         let tool_defaults = match c.take("toolDefaults") {
             None => crate::tool::CallPolicy::default(),
             Some(v) => call_policy(&mut Options::new(
@@ -493,6 +505,53 @@ impl AgentSpec {
             tool_defaults,
         })
     }
+}
+
+/// `telemetry: { tracer, agentName?, recordContent?, scalarAttributes? }` (the tracer is the host's object).
+fn check_telemetry(value: Value) -> Result<(), String> {
+    let known = ["tracer", "agentName", "recordContent", "scalarAttributes"];
+    let mut t = Options::new(
+        value,
+        "config.telemetry",
+        &known,
+        &[("name", "agentName"), ("recordInputs", "recordContent")],
+    )?;
+    t.take("tracer");
+    if t.string("agentName")?.is_some_and(|n| n.is_empty()) {
+        return Err(format!("{}: expected a non-empty string, got \"\"", t.at("agentName")));
+    }
+    t.boolean("recordContent")?;
+    t.boolean("scalarAttributes")?;
+    Ok(())
+}
+
+/// `guardrails: { input?: [function], output?: [function] }` (each function the host's).
+fn check_guardrails(value: Value) -> Result<(), String> {
+    let mut g = Options::new(value, "config.guardrails", &["input", "output"], &[])?;
+    for kind in ["input", "output"] {
+        match g.take(kind) {
+            None => {}
+            Some(Value::Array(fns)) => {
+                for (i, f) in fns.iter().enumerate() {
+                    if f.as_str().and_then(host_function_source).is_none() {
+                        return Err(format!(
+                            "{}[{i}]: expected a function ({{ kind, messages, text?, structured? }}) => {{ tripwire, info }} | undefined, got {}",
+                            g.at(kind),
+                            describe(f)
+                        ));
+                    }
+                }
+            }
+            Some(v) => {
+                return Err(format!(
+                    "{}: expected an array of functions, got {}",
+                    g.at(kind),
+                    describe(&v)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `timeoutMs` and `retry: { maxAttempts, backoffMs, retryOn? }` of a tool or of `toolDefaults` (`retryOn` is the
@@ -742,6 +801,25 @@ mod tests {
         assert!(problem(json!({"compaction": {"summarize": true}})).contains("summarize: not supported yet"));
         assert!(problem(json!({"sealed": true})).contains("sealing needs config.checkpointKeys"));
         assert!(problem(json!({"maxOutputRetries": 1})).contains("only with config.output"));
+        let host = crate::options::HOST_FUNCTION;
+        assert!(
+            problem(json!({"telemetry": {"tracer": host, "agentname": "x"}})).contains("did you mean \"agentName\"")
+        );
+        assert!(
+            problem(json!({"telemetry": {"tracer": host, "recordContent": "yes"}}))
+                .contains("recordContent: expected a boolean")
+        );
+        assert!(problem(json!({"guardrails": {"inputs": []}})).contains("did you mean \"input\""));
+        assert!(
+            problem(json!({"guardrails": {"output": [host, 42]}}))
+                .contains("config.guardrails.output[1]: expected a function")
+        );
+        assert!(
+            AgentSpec::from_value(
+                json!({"telemetry": {"tracer": host, "agentName": "a"}, "guardrails": {"input": [host]}})
+            )
+            .is_ok()
+        );
         assert!(
             problem(json!({"checkpointKeys": {"current": "k", "keys": {"k": "short"}}}))
                 .contains("config.checkpointKeys")

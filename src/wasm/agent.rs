@@ -110,7 +110,14 @@ pub(super) async fn call_js(f: &JsValue, a: &JsValue, b: Option<&JsValue>) -> Re
 struct JsGuardrail {
     name: String,
     f: JsValue,
+    /// What the guardrails of one agent were last shown, by the messages it was made of and the kind: several
+    /// guardrails of one check share one JS copy of the conversation rather than converting it each.
+    shown: Shown,
 }
+
+/// The conversation last shown to an agent's guardrails: its messages' address and length, the kind, the JS copy.
+#[cfg(feature = "js-guardrails")]
+type Shown = Rc<RefCell<Option<(usize, usize, crate::guardrail::GuardrailKind, JsValue)>>>;
 
 #[cfg(feature = "js-guardrails")]
 impl crate::guardrail::Guardrail for JsGuardrail {
@@ -122,7 +129,18 @@ impl crate::guardrail::Guardrail for JsGuardrail {
         &'a self,
         input: crate::guardrail::GuardrailInput<'a>,
     ) -> crate::BoxFuture<'a, Result<crate::guardrail::Verdict, String>> {
-        let arg = to_js(&input);
+        let key = (input.messages.as_ptr() as usize, input.messages.len(), input.kind);
+        let arg = {
+            let mut shown = self.shown.borrow_mut();
+            match shown.as_ref() {
+                Some((p, n, k, arg)) if (*p, *n, *k) == key => arg.clone(),
+                _ => {
+                    let arg = to_js(&input);
+                    *shown = Some((key.0, key.1, key.2, arg.clone()));
+                    arg
+                }
+            }
+        };
         Box::pin(async move {
             let answer = call_js(&self.f, &arg, None).await.map_err(|e| error_message(&e))?;
             if get(&answer, "tripwire").as_bool() != Some(true) {
@@ -137,6 +155,7 @@ impl crate::guardrail::Guardrail for JsGuardrail {
 /// The guardrails of an agent spec: `spec.guardrails = { input: [{ name, fn }], output: [...] }` (api.js).
 fn guardrails_of(spec: &JsValue) -> crate::guardrail::Guardrails {
     let given = get(spec, "guardrails");
+    let shown = Rc::new(RefCell::new(None));
     let list = |key| -> Vec<std::sync::Arc<dyn crate::guardrail::Guardrail>> {
         let all = get(&given, key);
         if !Array::is_array(&all) {
@@ -148,8 +167,12 @@ fn guardrails_of(spec: &JsValue) -> crate::guardrail::Guardrails {
                 let guard = JsGuardrail {
                     name: get(&g, "name").as_string().unwrap_or_default(),
                     f: get(&g, "fn"),
+                    shown: shown.clone(),
                 };
-                std::sync::Arc::new(guard) as std::sync::Arc<dyn crate::guardrail::Guardrail>
+                // One thread on wasm32: the core's Arc (Send natively) is only ever used here.
+                #[allow(clippy::arc_with_non_send_sync)]
+                let guard = std::sync::Arc::new(guard) as std::sync::Arc<dyn crate::guardrail::Guardrail>;
+                guard
             })
             .collect()
     };
