@@ -81,7 +81,7 @@ fn checkpoint(data: &[u8]) {
     assert_reads_back(&cp);
     let agent = fuzz_agent(false);
     assert_result_reads_back(&pollster::block_on(agent.resume(cp.clone(), "an answer")));
-    let approve_all = Resume::decisions(cp.interrupts.iter().map(|_| Decision::Approve { modified_args: None }));
+    let approve_all = Resume::decisions(cp.interrupts.iter().map(|_| Decision::approve()));
     assert_result_reads_back(&pollster::block_on(agent.resume(cp, approve_all)));
 }
 

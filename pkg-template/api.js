@@ -18,7 +18,7 @@ export { WasmLoadError, loadWasm } from './load.js';
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
-  InstanceLostError, OutputError, McpError, GuardrailError,
+  InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError,
 } from './errors.js';
 
 const wasm = calls({
@@ -447,7 +447,7 @@ function keysJson(given) {
 
 /**
  * Creates an agent: `{ instructions?, tools?, model, maxIterations?, state?, checkpointKeys?, sealed?, limits?,
- * output?, maxOutputRetries?, compaction? }`. Throws ConfigError for an unusable config, naming the key.
+ * output?, maxOutputRetries?, compaction?, approval?, budget? }`. Throws ConfigError for an unusable config, naming the key.
  */
 export function agent(config) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
@@ -468,7 +468,10 @@ export function agent(config) {
   if (telemetry !== undefined) needFor('telemetry', 'config.telemetry');
   // The tracer stays here; the core checks the options around it (and the guardrails' list) as it checks every option.
   const telemetryText = telemetry === undefined ? undefined : { ...config.telemetry, tracer: HOST };
-  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: telemetryText, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
+  // The approval policy stays here; the core knows it by its source text (the agent's fingerprint covers it).
+  const approval = typeof config.approval === 'function' ? config.approval : undefined;
+  const approvalText = approval === undefined ? config.approval : `${HOST}\n${sourceOf(approval)}`;
+  const rest = JSON.stringify({ ...config, tools: Array.isArray(tools) ? undefined : tools, output, telemetry: telemetryText, approval: approvalText, checkpointKeys: keysJson(config.checkpointKeys) }, hostValues);
   // The tools as the texts they were checked as (no second walk over their schemas).
   const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
@@ -476,7 +479,7 @@ export function agent(config) {
   const builtin = BUILTIN_MODELS.get(model);
   const system = typeof config.instructions === 'string' ? config.instructions : undefined;
   return new Agent(new Later(() => {
-    const spec = { text, fns, model, builtin: builtin?.get(), system, telemetry, guardrails };
+    const spec = { text, fns, model, builtin: builtin?.get(), system, telemetry, guardrails, approval };
     // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
     spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
     return Object.freeze(spec);
@@ -510,7 +513,7 @@ export function scriptedModel(responses) {
 
 function plainError(e) {
   const out = { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
-  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable', 'stopReason', 'attempts', 'problem', 'guardrail', 'kind', 'info']) {
+  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable', 'stopReason', 'attempts', 'problem', 'guardrail', 'kind', 'info', 'limit', 'budget', 'usage']) {
     if (e != null && e[k] !== undefined) out[k] = e[k];
   }
   return out;

@@ -58,6 +58,10 @@ export interface ApprovalInterrupt {
   input: unknown;
   /** After this moment (ms since the epoch) the tool's `onExpire` policy applies. */
   expiresAt?: number;
+  /** How many distinct approvers must approve (set by an `approval` policy's `{ ask: true, approvers }`; absent: one). */
+  approvers?: number;
+  /** Who approved so far, and when (while fewer than `approvers` did). */
+  approvals?: { by: string; at: number }[];
 }
 
 /** A question a tool asked by throwing InterruptError. */
@@ -100,10 +104,14 @@ export type Interrupt = ApprovalInterrupt | QuestionInterrupt | ElicitationInter
  * the model's input when given (checked against the tool's schema; the transcript shows what ran).
  * `deny` (either kind): do not run it / decline to answer; the model reads an error result with `message`.
  * `answer` (questions): the text becomes the call's result.
+ * `remember: 'tool'` (approve): later calls of the same tool in this run are approved without asking (never one
+ * a policy denies or that waits for several approvers). `by`: who decides, as your application names them from
+ * its own login — needed for each approval of a call that waits for several approvers (the same one twice counts
+ * once), recorded in the events and, for a denial, in the result the model reads.
  */
 export type Decision =
-  | { type: 'approve'; modifiedArgs?: unknown }
-  | { type: 'deny'; message?: string }
+  | { type: 'approve'; modifiedArgs?: unknown; remember?: 'tool'; by?: string }
+  | { type: 'deny'; message?: string; by?: string }
   | { type: 'answer'; text: string }
   | { type: 'accept'; content?: Record<string, string | number | boolean | string[]> }
   | { type: 'decline' }
@@ -114,7 +122,8 @@ export type Decision =
  * non-empty string is a new user turn and '' continues as is), one decision for a run that waits for one
  * interrupt, or one decision per pending interrupt — an array in interrupt order or an object keyed by
  * interrupt id. No answer (or `null`) continues a run that waits for nothing; a run that waits for an answer
- * refuses it. Anything that does not fit exactly is a DecisionError naming the interrupt, before anything
+ * refuses it. While an interrupt waits for several approvers, decisions by id may leave interrupts undecided
+ * (each approver resumes with their own decisions); the run goes on once nothing is pending. Anything that does not fit exactly is a DecisionError naming the interrupt, before anything
  * runs.
  */
 export type ResumeAnswer = string | Decision | { decisions: Decision[] | Record<string, Decision> } | null;
@@ -149,6 +158,8 @@ export interface Checkpoint {
   approved?: string[];
   /** The open turn's calls were checked for approval (the check never repeats). */
   reviewed?: boolean;
+  /** Tools approved with `remember: 'tool'`: their later calls in this run are approved without asking. */
+  remembered?: string[];
   /** While a call waits for input (elicitations), and from the resume until it runs again: the call, its
    * tool's state for the retry (an MCP server's `requestState`, or a 2025 session's position) and the answers. */
   pendingInput?: { call: string; state: unknown; responses?: Record<string, { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }> };
@@ -300,8 +311,10 @@ export type AgentEvent = (
   | { type: 'tool-retry'; id: string; toolName: string; attempt: number; error: string; delayMs: number }
   /** A guardrail checked the turn's input or its final answer (`tripwire`: it stopped the run). */
   | { type: 'guardrail'; kind: 'input' | 'output'; name: string; tripwire: boolean }
-  | { type: 'approval-requested'; id: string; toolName: string; input: unknown; expiresAt?: number }
-  | { type: 'approval-response'; id: string; toolName: string; approved: boolean; modifiedArgs?: unknown; message?: string }
+  | { type: 'approval-requested'; id: string; toolName: string; input: unknown; expiresAt?: number; approvers?: number }
+  /** `remembered`: approved by an earlier `remember: 'tool'`, nobody asked. `pending`: this approver (`by`) approved,
+   * and the call still waits for more. */
+  | { type: 'approval-response'; id: string; toolName: string; approved: boolean; modifiedArgs?: unknown; message?: string; by?: string; remembered?: true; pending?: true }
   | { type: 'interrupt'; question: string; interrupts: Interrupt[] }
   /** A tool replaced the agent's state. */
   | { type: 'state-changed'; state: unknown }
@@ -312,7 +325,7 @@ export type AgentEvent = (
   /** The last event of a successful run: what prompt/resume would have returned. */
   | { type: 'done'; result: Outcome }
   /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
-  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown }; checkpoint?: Checkpoint }
+  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown; limit?: string; budget?: Record<string, number>; usage?: Usage }; checkpoint?: Checkpoint }
 ) & { seq?: number };
 
 export interface RunOptions {
@@ -704,7 +717,52 @@ export interface AgentConfig {
   guardrails?: { input?: Guardrail[]; output?: Guardrail[] };
   /** Timeouts and retries for the tools that set none (`retryOn` is per tool). */
   toolDefaults?: { timeoutMs?: number; retry?: Omit<ToolRetry, 'retryOn'> };
+  /**
+   * An approval rule over every tool call of the agent, asked before any call of a turn runs (with the tools'
+   * own `needsApproval`; the stricter wins: 'allow' never skips a tool's `needsApproval`). 'deny' answers the
+   * model with an error result; a throw or an answer that is not a decision denies too (the call does not run).
+   * Part of the agent's fingerprint (its source text). See README "Approval policy".
+   */
+  approval?: ApprovalPolicy;
+  /**
+   * Tokens the whole run may use, counted across resumes from the checkpoint's `usage`: a model call that would
+   * start at or past a limit ends the run in BudgetExceededError (with the checkpoint; resuming it with a larger
+   * budget continues). Not part of the agent's fingerprint. See README "Token budgets".
+   */
+  budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number; onExceeded?: 'error' };
 }
+
+/** The call an approval policy is asked about. */
+export interface PolicyCall {
+  id: string;
+  toolName: string;
+  /** The call's input as the model wrote it, already checked against the tool's schema (calls that break it are
+   * answered with an error result and never reach the policy). */
+  input: any;
+}
+
+/** What else an approval policy is shown. */
+export interface PolicyContext {
+  runId: string;
+  /** The agent's state, when it has one. */
+  state?: unknown;
+  /** Model calls made so far, across resumes. */
+  iterations: number;
+  /** Tokens used so far, across resumes. */
+  usage: Usage;
+}
+
+/** What an approval policy answers for a call (`undefined`/`null`: 'allow'). */
+export type PolicyDecision =
+  | 'allow'
+  | 'ask'
+  | 'deny'
+  | { ask: true; expiresInMs?: number; approvers?: number }
+  | { deny: true; message?: string }
+  | null
+  | undefined;
+
+export type ApprovalPolicy = (call: PolicyCall, ctx: PolicyContext) => PolicyDecision | Promise<PolicyDecision>;
 
 /** What a guardrail is shown (shared by the guardrails of one check: read-only). */
 export interface GuardrailInput {
@@ -1127,6 +1185,15 @@ export class ConfigError extends AgentError {}
 export class MaxIterationsError extends AgentError {
   readonly maxIterations: number;
   /** The run so far: resume it with a higher maxIterations. */
+  readonly checkpoint: Checkpoint;
+}
+
+/** The run's token budget is spent (usage counted across resumes reached a limit before a model call). */
+export class BudgetExceededError extends AgentError {
+  readonly limit: 'totalTokens' | 'inputTokens' | 'outputTokens';
+  readonly budget: { totalTokens?: number; inputTokens?: number; outputTokens?: number };
+  readonly usage: Usage;
+  /** The run so far: resume it with a larger budget to continue. */
   readonly checkpoint: Checkpoint;
 }
 

@@ -34,6 +34,22 @@ pub enum AgentError {
         /// The run so far.
         checkpoint: Box<Checkpoint>,
     },
+    /// The run's token budget is spent: usage (counted across resumes) reached `limit` of `budget` before a
+    /// model call. Resuming the checkpoint with a larger budget continues.
+    #[error(
+        "token budget spent: the run has used {} input and {} output tokens, reaching its {limit} of {}; resume the error's checkpoint with a larger budget to continue",
+        usage.input_tokens, usage.output_tokens, budget_text(budget, limit)
+    )]
+    BudgetExceeded {
+        /// The limit reached: `totalTokens`, `inputTokens` or `outputTokens`.
+        limit: &'static str,
+        /// The budget in force.
+        budget: crate::approval::Budget,
+        /// What the run has used.
+        usage: crate::message::Usage,
+        /// The run so far.
+        checkpoint: Box<Checkpoint>,
+    },
     /// The model failed; the checkpoint is the state before that call.
     #[error("{source}")]
     Model {
@@ -141,6 +157,7 @@ impl AgentError {
             AgentError::Checkpoint(_) => "CheckpointError",
             AgentError::Config(_) | AgentError::Argument(_) => "ConfigError",
             AgentError::MaxIterations { .. } => "MaxIterationsError",
+            AgentError::BudgetExceeded { .. } => "BudgetExceededError",
             AgentError::Model { .. } => "ModelError",
             AgentError::SessionNotFound { .. } => "SessionNotFoundError",
             AgentError::SessionBusy { .. } => "SessionBusyError",
@@ -167,6 +184,7 @@ impl AgentError {
     pub(crate) fn checkpoint_mut(&mut self) -> Option<&mut Checkpoint> {
         match self {
             AgentError::MaxIterations { checkpoint, .. }
+            | AgentError::BudgetExceeded { checkpoint, .. }
             | AgentError::Model { checkpoint, .. }
             | AgentError::Interrupted { checkpoint, .. }
             | AgentError::InterruptExpired { checkpoint, .. }
@@ -182,6 +200,7 @@ impl AgentError {
     pub fn checkpoint(&self) -> Option<&Checkpoint> {
         match self {
             AgentError::MaxIterations { checkpoint, .. }
+            | AgentError::BudgetExceeded { checkpoint, .. }
             | AgentError::Model { checkpoint, .. }
             | AgentError::Interrupted { checkpoint, .. }
             | AgentError::InterruptExpired { checkpoint, .. }
@@ -197,4 +216,14 @@ impl AgentError {
             | AgentError::SessionBusy { .. } => None,
         }
     }
+}
+
+/// The limit `limit` of `budget`, as a number.
+fn budget_text(budget: &crate::approval::Budget, limit: &str) -> String {
+    let n = match limit {
+        "inputTokens" => budget.input_tokens,
+        "outputTokens" => budget.output_tokens,
+        _ => budget.total_tokens,
+    };
+    n.map_or_else(|| "?".into(), |n| n.to_string())
 }

@@ -109,6 +109,9 @@ pub enum Event<'a> {
         /// When the request expires (ms since the epoch).
         #[serde(skip_serializing_if = "Option::is_none")]
         expires_at: Option<u64>,
+        /// How many distinct approvers must approve (absent: one).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approvers: Option<u32>,
     },
     /// A guardrail checked the turn's input or its final answer.
     Guardrail {
@@ -133,6 +136,15 @@ pub enum Event<'a> {
         /// For a denial: what the model reads.
         #[serde(skip_serializing_if = "Option::is_none")]
         message: Option<&'a str>,
+        /// Who decided, when the decision said (`by`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<&'a str>,
+        /// True when no one was asked: an earlier approval of the tool with `remember: "tool"` approved it.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        remembered: bool,
+        /// True when this approver approved a call that still waits for more approvers.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pending: bool,
     },
     /// The run pauses, waiting for these interrupts.
     Interrupt {

@@ -74,6 +74,16 @@ pub struct Interrupt {
         deserialize_with = "crate::message::present"
     )]
     pub requested_schema: Option<Value>,
+    /// How many distinct approvers must approve (approval requests of a policy that asks for more than one).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::json::whole_opt"
+    )]
+    pub approvers: Option<u32>,
+    /// Who approved so far, and when (while fewer than `approvers` did).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<crate::approval::ApprovalMark>,
 }
 
 impl Interrupt {
@@ -101,12 +111,23 @@ pub enum Decision {
         /// Replacement input.
         #[serde(rename = "modifiedArgs", default, skip_serializing_if = "Option::is_none")]
         modified_args: Option<Value>,
+        /// `tool`: approve later calls of the same tool in this run without asking (never one a policy
+        /// denies, nor one that waits for several approvers).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        remember: Option<crate::approval::Remember>,
+        /// Who approves, as the application names them from its own login (needed where an interrupt waits
+        /// for several approvers).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// Do not run the call (or decline to answer a question): the model gets an error result with `message`.
     Deny {
         /// Why, for the model.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
+        /// Who denies (recorded in the result the model reads).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// Answer a question.
     Answer {
@@ -128,18 +149,49 @@ pub enum Decision {
 impl Decision {
     /// Approve as the model asked.
     pub fn approve() -> Self {
-        Decision::Approve { modified_args: None }
+        Decision::Approve {
+            modified_args: None,
+            remember: None,
+            by: None,
+        }
     }
     /// Approve with edited input.
     pub fn approve_with(input: Value) -> Self {
         Decision::Approve {
             modified_args: Some(input),
+            remember: None,
+            by: None,
+        }
+    }
+    /// Approve this call and, without asking, later calls of the same tool in this run.
+    pub fn approve_and_remember() -> Self {
+        Decision::Approve {
+            modified_args: None,
+            remember: Some(crate::approval::Remember::Tool),
+            by: None,
         }
     }
     /// Deny, telling the model why.
     pub fn deny(message: impl Into<String>) -> Self {
         Decision::Deny {
             message: Some(message.into()),
+            by: None,
+        }
+    }
+    /// The same decision, made by `approver` (the application's name for the person).
+    #[must_use]
+    pub fn by(mut self, approver: impl Into<String>) -> Self {
+        match &mut self {
+            Decision::Approve { by, .. } | Decision::Deny { by, .. } => *by = Some(approver.into()),
+            _ => {}
+        }
+        self
+    }
+    /// Who made it, when it says.
+    pub fn approver(&self) -> Option<&str> {
+        match self {
+            Decision::Approve { by, .. } | Decision::Deny { by, .. } => by.as_deref(),
+            _ => None,
         }
     }
     /// Answer a question.

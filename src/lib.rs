@@ -43,6 +43,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
+mod approval;
 mod checkpoint;
 mod crypto;
 mod error;
@@ -71,6 +72,10 @@ mod tool;
 mod wasm;
 
 pub use agent::{Agent, AgentBuilder, AgentResponse, Decoded, Input, InterruptedResponse, Outcome};
+pub use approval::{
+    ApprovalMark, ApprovalPolicy, Budget, FnPolicy, MAX_APPROVERS, OnExceeded, PolicyContext, PolicyDecision, Remember,
+    approval_policy,
+};
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointError, CheckpointSummary, Signature, ThreadInfo};
 pub use error::AgentError;
 pub use event::{CallResult, Event, EventSink};
@@ -89,8 +94,8 @@ pub use model::{
 pub use options::HOST_FUNCTION;
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 pub use run::{
-    Applied, Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Run, RunConfig, Step,
-    ToolOutcome,
+    Applied, Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Need, Run, RunConfig,
+    Step, ToolOutcome,
 };
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;

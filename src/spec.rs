@@ -376,6 +376,12 @@ pub struct AgentSpec {
     pub checkpoint_keys: Option<CheckpointKeys>,
     /// Timeouts and retries of the tools that set none (`toolDefaults: { timeoutMs?, retry? }`).
     pub tool_defaults: crate::tool::CallPolicy,
+    /// `approval`: the source text of the host's approval policy over every call (the npm package's
+    /// `(call, ctx) => 'allow' | 'ask' | 'deny' | { ask: true, … }`), which the host binds per call. The agent's
+    /// fingerprint covers it.
+    pub approval: Option<String>,
+    /// `budget: { totalTokens?, inputTokens?, outputTokens?, onExceeded? }`.
+    pub budget: Option<crate::approval::Budget>,
 }
 
 const AGENT_KEYS: &[&str] = &[
@@ -393,6 +399,8 @@ const AGENT_KEYS: &[&str] = &[
     "toolDefaults",
     "telemetry",
     "guardrails",
+    "approval",
+    "budget",
 ];
 /// Other libraries' names for an agent's options (the AI SDK, the OpenAI Agents SDK, LangGraph).
 const AGENT_HINTS: &[(&str, &str)] = &[
@@ -406,6 +414,10 @@ const AGENT_HINTS: &[(&str, &str)] = &[
     ("outputType", "output"),
     ("schema", "output"),
     ("keys", "checkpointKeys"),
+    ("approvalPolicy", "approval"),
+    ("needsApproval", "approval"),
+    ("tokenBudget", "budget"),
+    ("maxTokens", "budget"),
 ];
 const LIMIT_KEYS: &[&str] = &["maxCheckpointBytes", "maxDepth"];
 const LIMIT_HINTS: &[(&str, &str)] = &[("maxBytes", "maxCheckpointBytes"), ("maxSize", "maxCheckpointBytes")];
@@ -485,6 +497,19 @@ impl AgentSpec {
                 &[("timeout", "timeoutMs")],
             )?)?,
         };
+        let approval = match c.take("approval") {
+            None => None,
+            Some(v) => match v.as_str().and_then(host_function_source) {
+                Some(source) => Some(source.to_owned()),
+                None => {
+                    return Err(format!(
+                        "config.approval: expected a function (call, ctx) => 'allow' | 'ask' | 'deny' | {{ ask: true, expiresInMs?, approvers? }}, got {}",
+                        describe(&v)
+                    ));
+                }
+            },
+        };
+        let budget = c.take("budget").map(budget).transpose()?;
         let sealed = c.boolean("sealed")?.unwrap_or(false);
         let checkpoint_keys = match c.take("checkpointKeys") {
             Some(k) => Some(keys(k)?.sealed(sealed)),
@@ -503,8 +528,44 @@ impl AgentSpec {
             compaction,
             checkpoint_keys,
             tool_defaults,
+            approval,
+            budget,
         })
     }
+}
+
+/// `budget: { totalTokens?, inputTokens?, outputTokens?, onExceeded? }`: at least one limit.
+fn budget(value: Value) -> Result<crate::approval::Budget, String> {
+    let mut b = Options::new(
+        value,
+        "config.budget",
+        &["totalTokens", "inputTokens", "outputTokens", "onExceeded"],
+        &[
+            ("total", "totalTokens"),
+            ("maxTokens", "totalTokens"),
+            ("tokens", "totalTokens"),
+        ],
+    )?;
+    let budget = crate::approval::Budget {
+        total_tokens: b.integer("totalTokens", 0)?,
+        input_tokens: b.integer("inputTokens", 0)?,
+        output_tokens: b.integer("outputTokens", 0)?,
+        on_exceeded: crate::approval::OnExceeded::Error,
+    };
+    match b.string("onExceeded")?.as_deref() {
+        None | Some("error") => {}
+        Some("ask") => {
+            return Err(format!(
+                "{}: 'ask' (pausing for a decision that raises the budget) is not available in this release; 'error' ends the run in BudgetExceededError with its checkpoint, which a resume with a larger budget continues",
+                b.at("onExceeded")
+            ));
+        }
+        Some(other) => return Err(format!("{}: expected \"error\", got {other:?}", b.at("onExceeded"))),
+    }
+    if budget.is_empty() {
+        return Err("config.budget: give totalTokens, inputTokens, outputTokens or several".into());
+    }
+    Ok(budget)
 }
 
 /// `telemetry: { tracer, agentName?, recordContent?, scalarAttributes? }` (the tracer is the host's object).

@@ -214,11 +214,9 @@ fn checkpoints_of(spec: &RunSpec) -> Vec<Checkpoint> {
                 } else {
                     Resume::decisions(cp.interrupts.iter().map(|i| {
                         if specs[&i.id].deny {
-                            Decision::Deny {
-                                message: Some("no".into()),
-                            }
+                            Decision::deny("no")
                         } else {
-                            Decision::Approve { modified_args: None }
+                            Decision::approve()
                         }
                     }))
                 };

@@ -245,11 +245,7 @@ fn a_pause_carries_the_trace_context_and_the_resumed_run_links_to_it() {
     // Another process: the checkpoint as JSON.
     let moved = Checkpoint::from_json(&paused.checkpoint.to_json()).unwrap();
     let resumed = tracing::subscriber::with_default(recorder.clone(), || {
-        block_on(agent.resume(
-            moved,
-            Resume::Decisions(vec![Decision::Approve { modified_args: None }]),
-        ))
-        .unwrap()
+        block_on(agent.resume(moved, Resume::Decisions(vec![Decision::approve()]))).unwrap()
     });
     assert!(matches!(resumed, Outcome::Complete(_)));
     let (second_id, second) = recorder.named("invoke_agent")[1].clone();

@@ -29,6 +29,8 @@ pub(crate) struct AgentConfig {
     pub(crate) binding: Option<Arc<str>>,
     /// Where spans go (not part of the agent's identity: a tracer changed while a run waits changes nothing).
     pub(crate) telemetry: Option<crate::telemetry::Telemetry>,
+    /// The approval rule over every call, if any.
+    pub(crate) policy: Option<Arc<dyn crate::approval::ApprovalPolicy>>,
     /// Checks before a turn's first model call and on its final answer.
     pub(crate) guardrails: crate::guardrail::Guardrails,
     /// Timeouts and retries of tools that set none.
@@ -98,11 +100,14 @@ impl AgentConfig {
                 limits: crate::limits::Limits::default(),
                 output: None,
                 compaction: None,
+                reviews_all: false,
+                budget: None,
             }),
             initial_state: None,
             keys: None,
             binding: None,
             telemetry: None,
+            policy: None,
             guardrails: crate::guardrail::Guardrails::default(),
             tool_defaults: crate::tool::CallPolicy::default(),
             timer: None,
@@ -119,6 +124,16 @@ impl AgentConfig {
             max_response_bytes: self.rules.limits.max_checkpoint_bytes,
             retries: None,
         }
+    }
+
+    /// Sets the approval policy (before the keys: the fingerprint covers it).
+    pub(crate) fn set_policy(&mut self, policy: Option<Arc<dyn crate::approval::ApprovalPolicy>>) {
+        Arc::make_mut(&mut self.rules).reviews_all = policy.is_some();
+        self.policy = policy;
+    }
+
+    pub(crate) fn set_budget(&mut self, budget: Option<crate::approval::Budget>) {
+        Arc::make_mut(&mut self.rules).budget = budget.filter(|b| !b.is_empty());
     }
 
     pub(crate) fn set_limits(&mut self, limits: crate::limits::Limits) {
@@ -159,7 +174,12 @@ impl AgentConfig {
                 })
             })
             .collect();
-        crate::keys::fingerprint(&serde_json::json!({"instructions": self.instructions.as_deref(), "tools": tools}))
+        let mut what = serde_json::json!({"instructions": self.instructions.as_deref(), "tools": tools});
+        // Only with a policy: the fingerprint of an agent without one is what it always was.
+        if let (Some(p), Some(o)) = (&self.policy, what.as_object_mut()) {
+            o.insert("policy".into(), p.rule());
+        }
+        crate::keys::fingerprint(&what)
     }
 
     /// How this agent's checkpoints enter and leave as text.

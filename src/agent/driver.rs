@@ -270,6 +270,15 @@ async fn drive_steps(
                     checkpoint: Box::new(stopped(run)),
                 });
             }
+            Step::OverBudget(limit) => {
+                let (budget, usage) = (run.config().budget.unwrap_or_default(), run.checkpoint().usage);
+                return Err(AgentError::BudgetExceeded {
+                    limit,
+                    budget,
+                    usage,
+                    checkpoint: Box::new(stopped(run)),
+                });
+            }
             Step::Paused => return Ok(paused(run, hooks)),
             Step::Done(text) => return done(config, run, text, hooks).await,
         }
@@ -349,6 +358,9 @@ fn report_applied(run: &Run<'_>, hooks: &mut Hooks<'_>) {
                 approved: a.approved,
                 modified_args: a.modified_args.as_ref(),
                 message: result.as_ref().map(|r| r.content.as_str()),
+                by: a.by.as_deref(),
+                remembered: false,
+                pending: a.pending,
             }),
             (_, Some(r)) => hooks.emit_ref(&Event::ToolResult {
                 id,
@@ -430,7 +442,10 @@ async fn call_model(
     Ok(None)
 }
 
-/// [`Step::Review`]: each call that may need approval asks its tool; the turn pauses once for all that do.
+/// [`Step::Review`]: each call that may need approval asks its tool, and the agent's policy (if any) is asked of
+/// every call; the stricter answer applies. A policy's denial answers the call at once; a remembered approval
+/// of its tool approves it without asking (never one that waits for several approvers); the turn pauses once
+/// for all the others that need approval.
 async fn review(
     config: &AgentConfig,
     run: &mut Run<'_>,
@@ -440,18 +455,69 @@ async fn review(
     let mut needed = Vec::new();
     for call in calls {
         let Some(tool) = config.tool(&call.name) else { continue };
-        let ctx = ToolContext::new(&call.id, run.run_id());
-        match tool.needs_approval_dyn(&call.input, ctx).await {
-            Ok(Approval::Needed { expires_in_ms }) => needed.push((call.id.clone(), expires_in_ms)),
-            Ok(_) => {}
-            Err(e) => {
-                let message = format!("the approval check of {} failed, so it did not run: {e}", call.name);
-                run.tool_finished(&call.id, ToolOutcome::Error(message), now_ms());
-                hooks.result(run, call);
+        let own = if tool.may_need_approval() {
+            tool.needs_approval_dyn(&call.input, ToolContext::new(&call.id, run.run_id()))
+                .await
+        } else {
+            Ok(Approval::NotNeeded)
+        };
+        let ruled = match &config.policy {
+            Some(policy) => {
+                let cp = run.checkpoint();
+                let ctx = crate::approval::PolicyContext {
+                    run_id: run.run_id(),
+                    state: cp.state.as_ref(),
+                    iterations: cp.iterations,
+                    usage: cp.usage,
+                };
+                policy
+                    .decide(call, ctx)
+                    .await
+                    .map_err(|e| format!("the approval policy failed: {e}"))
             }
+            None => Ok(crate::approval::PolicyDecision::Allow),
+        };
+        let refused = match (own, ruled) {
+            (Err(e), _) => Some(format!(
+                "the approval check of {} failed, so it did not run: {e}",
+                call.name
+            )),
+            (_, Err(e)) => Some(format!("{e}; so the call to {} did not run", call.name)),
+            (_, Ok(crate::approval::PolicyDecision::Deny { message })) => Some(match message {
+                Some(m) if !m.is_empty() => format!(
+                    "The agent's approval policy denied this call to {}; it did not run: {m}",
+                    call.name
+                ),
+                _ => format!(
+                    "The agent's approval policy denied this call to {}; it did not run.",
+                    call.name
+                ),
+            }),
+            (Ok(own), Ok(rule)) => {
+                let (need, expires_in_ms, approvers) = crate::approval::stricter(own, &rule);
+                if need && approvers <= 1 && run.approve_remembered(&call.id) {
+                    hooks.emit_ref(&Event::ApprovalResponse {
+                        id: &call.id,
+                        tool_name: &call.name,
+                        approved: true,
+                        modified_args: None,
+                        message: None,
+                        by: None,
+                        remembered: true,
+                        pending: false,
+                    });
+                } else if need {
+                    needed.push(crate::run::Need::new(call.id.clone(), expires_in_ms).approvers(approvers));
+                }
+                None
+            }
+        };
+        if let Some(message) = refused {
+            run.tool_finished(&call.id, ToolOutcome::Error(message), now_ms());
+            hooks.result(run, call);
         }
     }
-    run.reviewed(needed, now_ms());
+    run.reviewed_with(needed, now_ms());
     if hooks.watching() {
         for i in &run.checkpoint().interrupts {
             hooks.emit_ref(&Event::ApprovalRequested {
@@ -459,6 +525,7 @@ async fn review(
                 tool_name: &i.tool_name,
                 input: &i.input,
                 expires_at: i.expires_at,
+                approvers: i.approvers,
             });
         }
     }

@@ -65,6 +65,8 @@ pub struct AgentBuilder {
     guardrails: crate::guardrail::Guardrails,
     tool_defaults: crate::tool::CallPolicy,
     timer: Option<crate::agent::config::Timer>,
+    policy: Option<Arc<dyn crate::approval::ApprovalPolicy>>,
+    budget: Option<crate::approval::Budget>,
 }
 
 /// What a run starts from: a new user message, or a checkpoint and the human's input.
@@ -172,6 +174,8 @@ impl Agent {
             guardrails: crate::guardrail::Guardrails::default(),
             tool_defaults: crate::tool::CallPolicy::default(),
             timer: None,
+            policy: None,
+            budget: None,
         }
     }
 
@@ -249,6 +253,7 @@ impl Agent {
                 binding: c.binding.clone(),
                 telemetry: c.telemetry.clone(),
                 guardrails: c.guardrails.clone(),
+                policy: c.policy.clone(),
                 tool_defaults: c.tool_defaults,
                 timer: c.timer.clone(),
             },
@@ -341,6 +346,12 @@ impl AgentBuilder {
         b.compaction = spec.compaction;
         b.keys = spec.checkpoint_keys;
         b.tool_defaults = spec.tool_defaults;
+        b.budget = spec.budget;
+        if let Some(source) = spec.approval {
+            // The host's function, bound by the host per call; until then (and natively) a policy that fails
+            // closed: no call runs on a rule nobody can evaluate.
+            b.policy = Some(Arc::new(crate::approval::HostPolicy::new(source)));
+        }
         b
     }
 
@@ -426,6 +437,22 @@ impl AgentBuilder {
         self
     }
 
+    /// An approval rule over every tool call of the agent (see [`ApprovalPolicy`](crate::ApprovalPolicy)): the
+    /// stricter of it and a tool's own `needs_approval` applies; its [`rule`](crate::ApprovalPolicy::rule) is
+    /// part of the agent's fingerprint.
+    pub fn approval_policy(mut self, policy: impl crate::approval::ApprovalPolicy + 'static) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Bounds the tokens of a run, counted across resumes from the usage in its checkpoint: a model call that
+    /// would start at or past the budget ends the run in [`AgentError::BudgetExceeded`] (with the checkpoint,
+    /// which a resume with a larger budget continues). Not part of the agent's fingerprint.
+    pub fn budget(mut self, budget: crate::approval::Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
     /// Reports each call as OpenTelemetry GenAI spans (`invoke_agent`, `chat`, `execute_tool`) to the
     /// telemetry's tracer, and keeps the trace context in the checkpoint so that a resumed run links to the
     /// paused one (see [`Telemetry`](crate::Telemetry); [`TracingTracer`](crate::TracingTracer) with the
@@ -457,6 +484,8 @@ impl AgentBuilder {
         if let Some(compaction) = self.compaction {
             config.set_compaction(compaction)?;
         }
+        config.set_policy(self.policy);
+        config.set_budget(self.budget);
         if let Some(keys) = self.keys {
             config.set_keys(keys)?;
         }

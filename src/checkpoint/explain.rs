@@ -134,6 +134,13 @@ pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
             }
         }
     }
+    if let Some(list) = array_field(root, "remembered")? {
+        for (k, name) in list.iter().enumerate() {
+            if !name.is_string() {
+                return Err(expected(&format!("remembered[{k}]"), "a string (a tool name)", name));
+            }
+        }
+    }
     match root.get("reviewed") {
         None | Some(Value::Null) | Some(Value::Bool(_)) => {}
         Some(v) => return Err(expected("reviewed", "a boolean", v)),
@@ -174,11 +181,11 @@ fn array_field<'a>(
 fn explain_interrupt(v: &Value, path: &str) -> Result<(), CheckpointError> {
     let o = obj(v, path)?;
     match required(o, "kind", path)? {
-        Value::String(k) if k == "approval" || k == "question" => {}
+        Value::String(k) if matches!(k.as_str(), "approval" | "question" | "elicitation") => {}
         other => {
             return Err(CheckpointError::at(
                 join(path, "kind"),
-                format!("expected \"approval\" or \"question\", got {other}"),
+                format!("expected \"approval\", \"question\" or \"elicitation\", got {other}"),
             ));
         }
     }
@@ -197,6 +204,20 @@ fn explain_interrupt(v: &Value, path: &str) -> Result<(), CheckpointError> {
     }
     if let Some(t) = o.get("expiresAt").filter(|t| !t.is_null()) {
         count(t, &join(path, "expiresAt"), u64::MAX)?;
+    }
+    if let Some(k) = o.get("approvers").filter(|k| !k.is_null()) {
+        count(k, &join(path, "approvers"), u64::from(u32::MAX))?;
+    }
+    if let Some(list) = o.get("approvals").filter(|a| !a.is_null()) {
+        let list = list
+            .as_array()
+            .ok_or_else(|| expected(&join(path, "approvals"), "an array of { by, at }", list))?;
+        for (k, a) in list.iter().enumerate() {
+            let at = format!("{path}.approvals[{k}]");
+            let mark = obj(a, &at)?;
+            string(mark, "by", &at, false)?;
+            count(required(mark, "at", &at)?, &join(&at, "at"), u64::MAX)?;
+        }
     }
     Ok(())
 }

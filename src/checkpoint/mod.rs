@@ -73,6 +73,10 @@ pub struct Checkpoint {
     /// True once the open turn's calls were checked for approval, so the check never repeats.
     #[serde(skip_serializing_if = "is_false")]
     pub reviewed: bool,
+    /// Tools whose calls a human approved with `remember: "tool"`: later calls of them in this run are
+    /// approved without asking (unless a policy denies them or asks for several approvers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remembered: Vec<String>,
     /// While a call waits for input (`elicitation` interrupts), and from the resume until it runs again:
     /// the call, its tool's state for the retry and the answers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -201,6 +205,8 @@ struct Raw {
     #[serde(default)]
     reviewed: Option<bool>,
     #[serde(default)]
+    remembered: Option<Vec<String>>,
+    #[serde(default)]
     pending_input: Option<crate::tool::PendingInput>,
     #[serde(default, deserialize_with = "crate::message::present")]
     state: Option<Value>,
@@ -238,6 +244,7 @@ impl Checkpoint {
             tool_results: Vec::new(),
             approved: Vec::new(),
             reviewed: false,
+            remembered: Vec::new(),
             pending_input: None,
             state: None,
             structured: None,
@@ -471,6 +478,7 @@ impl Raw {
             tool_results: self.tool_results.unwrap_or_default(),
             approved: self.approved.unwrap_or_default(),
             reviewed: self.reviewed.unwrap_or(false),
+            remembered: self.remembered.unwrap_or_default(),
             pending_input: self.pending_input,
             state: self.state,
             structured: self.structured,

@@ -87,6 +87,8 @@ pub(super) fn upgrade_pending_question(cp: &mut Checkpoint) -> Result<(), Checkp
         expires_at: None,
         message: None,
         requested_schema: None,
+        approvers: None,
+        approvals: Vec::new(),
     }]);
     Ok(())
 }

@@ -30,6 +30,15 @@ impl Checkpoint {
                 format!("expected a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>), got {shown:?}"),
             ));
         }
+        let mut remembered = HashSet::new();
+        for (k, name) in self.remembered.iter().enumerate() {
+            if crate::spec::check_tool_name(name).is_err() || !remembered.insert(name.as_str()) {
+                return Err(CheckpointError::at(
+                    format!("remembered[{k}]"),
+                    format!("{name:?} is not a tool name, or is remembered twice"),
+                ));
+            }
+        }
         let last = self.messages.len().saturating_sub(1);
         let mut call_ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, m) in self.messages.iter().enumerate() {
@@ -198,6 +207,7 @@ impl Checkpoint {
             if i.kind == InterruptKind::Question && i.question.is_none() {
                 return Err(CheckpointError::at(at("question"), "missing"));
             }
+            validate_approvers(i, &at)?;
         }
         let questions = self
             .interrupts
@@ -320,6 +330,53 @@ impl Checkpoint {
         }
         Ok(())
     }
+}
+
+/// Several approvers only for an approval request, between 2 and [`MAX_APPROVERS`](crate::MAX_APPROVERS);
+/// its approvals fewer than it waits for, each by a different approver.
+fn validate_approvers(i: &Interrupt, at: &dyn Fn(&str) -> String) -> Result<(), CheckpointError> {
+    match i.approvers {
+        None if i.approvals.is_empty() => return Ok(()),
+        None => return Err(CheckpointError::at(at("approvals"), "set, but approvers is not")),
+        Some(k) if i.kind != InterruptKind::Approval => {
+            return Err(CheckpointError::at(
+                at("approvers"),
+                format!(
+                    "{k} on a {}: only an approval request waits for several approvers",
+                    i.kind.as_str()
+                ),
+            ));
+        }
+        Some(k) if !(2..=crate::approval::MAX_APPROVERS).contains(&k) => {
+            return Err(CheckpointError::at(
+                at("approvers"),
+                format!(
+                    "expected 2 to {} (absent for one), got {k}",
+                    crate::approval::MAX_APPROVERS
+                ),
+            ));
+        }
+        Some(k) if i.approvals.len() >= k as usize => {
+            return Err(CheckpointError::at(
+                at("approvals"),
+                format!(
+                    "{} approvals of {k} needed: the request would not be pending",
+                    i.approvals.len()
+                ),
+            ));
+        }
+        Some(_) => {}
+    }
+    let mut seen = HashSet::new();
+    for (k, mark) in i.approvals.iter().enumerate() {
+        if mark.by.is_empty() || !seen.insert(mark.by.as_str()) {
+            return Err(CheckpointError::at(
+                at(&format!("approvals[{k}].by")),
+                format!("{:?} is empty or approved twice", mark.by),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The calls of the last message, in progress.

@@ -64,6 +64,10 @@ pub struct RunConfig {
     pub(crate) output: Option<OutputRule>,
     /// How the history is kept within bounds before each model call, if at all.
     pub(crate) compaction: Option<Compaction>,
+    /// True when an agent-level approval policy sees every call ([`Step::Review`] lists them all).
+    pub(crate) reviews_all: bool,
+    /// The tokens a run may use, across resumes.
+    pub(crate) budget: Option<crate::approval::Budget>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -83,7 +87,23 @@ impl RunConfig {
             limits: crate::limits::Limits::default(),
             output: None,
             compaction: None,
+            reviews_all: false,
+            budget: None,
         }
+    }
+
+    /// Lists every call of a turn in [`Step::Review`] (an agent-level approval policy sees them all), not only
+    /// those of tools marked with [`RunConfig::approval`].
+    pub fn review_all(mut self) -> Self {
+        self.reviews_all = true;
+        self
+    }
+
+    /// Bounds the tokens of a run, counted from the usage its checkpoint carries: once usage reaches it, the
+    /// next step is [`Step::OverBudget`] instead of a model call.
+    pub fn budget(mut self, budget: crate::approval::Budget) -> Self {
+        self.budget = Some(budget).filter(|b| !b.is_empty());
+        self
     }
 
     /// Keeps the history within `compaction`'s bounds before each model call (see [`Compaction`]).
@@ -156,6 +176,37 @@ impl RunConfig {
     }
 }
 
+/// A call of a [`Step::Review`] that waits for approval: its id, when the request expires (ms from now) and
+/// how many distinct approvers must approve it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Need {
+    /// The call's id.
+    pub id: String,
+    /// When the request expires, from now.
+    pub expires_in_ms: Option<u64>,
+    /// Distinct approvers needed (1 or more).
+    pub approvers: u32,
+}
+
+impl Need {
+    /// Call `id` waits for one approver.
+    pub fn new(id: impl Into<String>, expires_in_ms: Option<u64>) -> Self {
+        Need {
+            id: id.into(),
+            expires_in_ms,
+            approvers: 1,
+        }
+    }
+
+    /// … for `k` distinct approvers.
+    #[must_use]
+    pub fn approvers(mut self, k: u32) -> Self {
+        self.approvers = k;
+        self
+    }
+}
+
 /// What the driver must do next.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -182,6 +233,9 @@ pub enum Step {
     InvalidOutput(String),
     /// The next step would be a model call, but the run has used `maxIterations` of them.
     OutOfIterations,
+    /// The next step would be a model call, but the run's usage has reached this limit of its budget
+    /// (`totalTokens`, `inputTokens` or `outputTokens`).
+    OverBudget(&'static str),
 }
 
 /// How one tool call ended.
@@ -212,6 +266,11 @@ pub struct Applied {
     pub result: Option<ToolResult>,
     /// True when the interrupt had expired and its tool's policy denied it (whatever was decided).
     pub expired: bool,
+    /// Who decided, when the decision said (`by`).
+    pub by: Option<String>,
+    /// True for an approval of a call that still waits for more approvers (it stays pending; its
+    /// `interrupt.approvals` lists who approved so far).
+    pub pending: bool,
 }
 
 /// One run of the loop, driven step by step: the state machine described in the crate's docs ("The state
@@ -366,7 +425,11 @@ impl<'c> Run<'c> {
                 .open_calls()
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|c| self.config.tool(&c.name).is_some_and(|(_, p)| p.may_need_approval))
+                .filter(|c| {
+                    self.config
+                        .tool(&c.name)
+                        .is_some_and(|(_, p)| p.may_need_approval || self.config.reviews_all)
+                })
                 .filter(|c| !self.state.tool_results.iter().any(|r| r.tool_use_id == c.id))
                 .filter(|c| self.refusal(c).is_none())
                 .cloned()
@@ -432,6 +495,9 @@ impl<'c> Run<'c> {
     pub(super) fn model_or_limit(&mut self) -> Step {
         if self.state.iterations >= self.config.max_iterations {
             return Step::OutOfIterations;
+        }
+        if let Some(limit) = self.config.budget.and_then(|b| b.spent(self.state.usage)) {
+            return Step::OverBudget(limit);
         }
         if let Some(rule) = self.config.compaction {
             self.compact(rule);
@@ -581,11 +647,23 @@ impl<'c> Run<'c> {
     /// run pauses on them (in call order) before a call of the turn runs. Ids not in the open turn are
     /// ignored.
     pub fn reviewed(&mut self, needed: Vec<(String, Option<u64>)>, now: u64) {
+        self.reviewed_with(
+            needed
+                .into_iter()
+                .map(|(id, expires_in_ms)| Need::new(id, expires_in_ms))
+                .collect(),
+            now,
+        );
+    }
+
+    /// [`Run::reviewed`] with the number of distinct approvers each call waits for.
+    pub fn reviewed_with(&mut self, needed: Vec<Need>, now: u64) {
         let calls = self.state.open_calls().unwrap_or_default();
         let interrupts: Vec<Interrupt> = calls
             .iter()
             .filter_map(|c| {
-                let (_, expires_in) = needed.iter().find(|(id, _)| *id == c.id)?;
+                let need = needed.iter().find(|n| n.id == c.id)?;
+                let approvers = need.approvers.clamp(1, crate::approval::MAX_APPROVERS);
                 Some(Interrupt {
                     kind: InterruptKind::Approval,
                     id: c.id.clone(),
@@ -594,15 +672,33 @@ impl<'c> Run<'c> {
                     question: None,
                     options: None,
                     data: None,
-                    expires_at: expires_in.map(|ms| now.saturating_add(ms)),
+                    expires_at: need.expires_in_ms.map(|ms| now.saturating_add(ms)),
                     message: None,
                     requested_schema: None,
+                    approvers: (approvers > 1).then_some(approvers),
+                    approvals: Vec::new(),
                 })
             })
             .collect();
         self.state.reviewed = true;
         self.state.set_interrupts(interrupts);
         self.touch(now);
+    }
+
+    /// True when a human approved calls of `tool` with `remember: "tool"` earlier in this run.
+    pub fn remembers(&self, tool: &str) -> bool {
+        self.state.remembered.iter().any(|t| t == tool)
+    }
+
+    /// Approves the call `id` of a [`Step::Review`] without asking, by a remembered approval of its tool
+    /// (before [`Run::reviewed`]); false when it is not a call of the open turn or its tool is not remembered.
+    pub fn approve_remembered(&mut self, id: &str) -> bool {
+        let Some(call) = self.open_call(id) else { return false };
+        if !self.remembers(&call.name) || self.state.approved.iter().any(|a| a == id) {
+            return false;
+        }
+        self.state.approved.push(id.to_owned());
+        true
     }
 
     /// Records how the call `id` (the one [`Step::CallTool`] named) ended.
@@ -697,6 +793,8 @@ impl<'c> Run<'c> {
             expires_at: ask.expires_in_ms.map(|ms| now.saturating_add(ms)),
             message: None,
             requested_schema: None,
+            approvers: None,
+            approvals: Vec::new(),
         }]);
     }
 
@@ -718,6 +816,8 @@ impl<'c> Run<'c> {
                 expires_at: None,
                 message: Some(r.message),
                 requested_schema: Some(r.requested_schema),
+                approvers: None,
+                approvals: Vec::new(),
             })
             .collect();
         let mut state = input.state;

@@ -154,35 +154,68 @@ impl<'c> Run<'c> {
                 .collect();
             self.state.tool_results.extend(lost);
         }
-        for (interrupt, decision) in pending.into_iter().zip(plan) {
+        let mut still = Vec::new();
+        for (mut interrupt, decision) in pending.into_iter().zip(plan) {
+            // Undecided (an interrupt of a resume that waits for several approvers): it stays as it was.
+            let Some(decision) = decision else {
+                still.push(interrupt);
+                continue;
+            };
             let expired = interrupt.expires_at.is_some_and(|at| now > at);
+            // One more approver of a call that waits for several: it runs once enough distinct ones approved.
+            if let (Some(k), Decision::Approve { by: Some(by), .. }) = (interrupt.approvers, &decision) {
+                if !interrupt.approvals.iter().any(|m| m.by == *by) {
+                    interrupt
+                        .approvals
+                        .push(crate::approval::ApprovalMark::new(by.clone(), now));
+                }
+                if interrupt.approvals.len() < k as usize {
+                    self.applied.push(Applied {
+                        interrupt: interrupt.clone(),
+                        approved: false,
+                        modified_args: None,
+                        result: None,
+                        expired: false,
+                        by: Some(by.clone()),
+                        pending: true,
+                    });
+                    still.push(interrupt);
+                    continue;
+                }
+            }
+            let by = decision.approver().map(str::to_owned);
             let mut applied = self.apply(interrupt, decision);
             applied.expired = expired;
+            applied.by = by;
             self.applied.push(applied);
+        }
+        if !still.is_empty() {
+            self.state.set_interrupts(still);
         }
         self.touch(now);
         Ok(())
     }
 
     /// The decision for each pending interrupt, in order, each checked (an expired one is an
-    /// `InterruptExpired` without its checkpoint, which the caller adds).
-    fn plan(&self, input: Resume, now: u64) -> Result<Vec<Decision>, AgentError> {
+    /// `InterruptExpired` without its checkpoint, which the caller adds); `None` for one left undecided.
+    fn plan(&self, input: Resume, now: u64) -> Result<Vec<Option<Decision>>, AgentError> {
         let decisions = match_decisions(&self.state.interrupts, input)?;
         self.state
             .interrupts
             .iter()
             .zip(decisions)
-            .map(
-                |(interrupt, decision)| match self.check_decision(interrupt, decision, now) {
-                    Ok(d) => Ok(d),
+            .map(|(interrupt, decision)| {
+                let Some(decision) = decision else { return Ok(None) };
+                match self.check_decision(interrupt, decision, now) {
+                    Ok(d) => Ok(Some(d)),
                     Err(Check::Invalid(e)) => Err(e),
                     Err(Check::Expired) => Err(AgentError::InterruptExpired {
                         id: interrupt.id.clone(),
                         expires_at: interrupt.expires_at.unwrap_or_default(),
                         checkpoint: Box::new(Checkpoint::new("", 0)),
                     }),
-                },
-            )
+                }
+            })
             .collect()
     }
 
@@ -190,22 +223,33 @@ impl<'c> Run<'c> {
     /// (a denial, or the human's answer).
     fn apply(&mut self, interrupt: Interrupt, decision: Decision) -> Applied {
         let result = match decision {
-            Decision::Approve { modified_args } => {
+            Decision::Approve {
+                modified_args,
+                remember,
+                ..
+            } => {
                 if let Some(input) = &modified_args {
                     self.replace_input(&interrupt.id, input.clone());
                 }
                 self.state.approved.push(interrupt.id.clone());
+                // Remembered only where one approver suffices: never a way around several.
+                let remembers = remember.is_some() && interrupt.approvers.is_none();
+                if remembers && !self.remembers(&interrupt.tool_name) {
+                    self.state.remembered.push(interrupt.tool_name.clone());
+                }
                 return Applied {
                     interrupt,
                     approved: true,
                     modified_args,
                     result: None,
                     expired: false,
+                    by: None,
+                    pending: false,
                 };
             }
-            Decision::Deny { message } => ToolResult {
+            Decision::Deny { message, by } => ToolResult {
                 tool_use_id: interrupt.id.clone(),
-                content: denial(&interrupt, message.as_deref()),
+                content: denial(&interrupt, message.as_deref(), by.as_deref()),
                 is_error: true,
             },
             Decision::Answer { text } => ToolResult {
@@ -221,6 +265,8 @@ impl<'c> Run<'c> {
                     modified_args: None,
                     result: None,
                     expired: false,
+                    by: None,
+                    pending: false,
                 };
             }
         };
@@ -236,6 +282,8 @@ impl<'c> Run<'c> {
                             modified_args: None,
                             result: Some(earlier.clone()),
                             expired: false,
+                            by: None,
+                            pending: false,
                         };
                     }
                     None => ToolResult {
@@ -256,6 +304,8 @@ impl<'c> Run<'c> {
             modified_args: None,
             result: Some(result),
             expired: false,
+            by: None,
+            pending: false,
         }
     }
 
@@ -266,6 +316,7 @@ impl<'c> Run<'c> {
         if interrupt.expires_at.is_some_and(|at| now > at) {
             return match tool.map_or(OnExpire::Error, |(_, p)| p.on_expire) {
                 OnExpire::Deny => Ok(Decision::Deny {
+                    by: None,
                     message: Some(format!(
                         "the {} expired before anyone answered it",
                         match interrupt.kind {
@@ -302,6 +353,32 @@ impl<'c> Run<'c> {
                 format!("expected {expected}, got \"{}\"", decision.type_name()),
             )));
         }
+        if let Some(by) = decision.approver() {
+            if by.is_empty() || by.chars().count() > 200 {
+                return Err(Check::Invalid(decision_error(
+                    Some(&interrupt.id),
+                    "by: expected the approver's name (a non-empty string of at most 200 characters)",
+                )));
+            }
+        }
+        if let (Some(k), Decision::Approve { modified_args, by, .. }) = (interrupt.approvers, &decision) {
+            if by.is_none() {
+                return Err(Check::Invalid(decision_error(
+                    Some(&interrupt.id),
+                    format!(
+                        "this call waits for {k} distinct approvers: give by (the approver's name, from your own login) with each approval"
+                    ),
+                )));
+            }
+            if modified_args.is_some() {
+                return Err(Check::Invalid(decision_error(
+                    Some(&interrupt.id),
+                    format!(
+                        "modifiedArgs: this call waits for {k} approvers, who approve the input as the model wrote it (deny it instead)"
+                    ),
+                )));
+            }
+        }
         if let Decision::Accept { content } = &decision {
             let schema = interrupt.requested_schema.as_ref().unwrap_or(&Value::Null);
             crate::schema::check_elicited(schema, content.as_ref(), self.config.limits.max_depth)
@@ -310,6 +387,7 @@ impl<'c> Run<'c> {
         if let (
             Decision::Approve {
                 modified_args: Some(input),
+                ..
             },
             Some((tool, _)),
         ) = (&decision, tool)
@@ -388,10 +466,11 @@ pub(super) fn decision_error(id: Option<&str>, problem: impl Into<String>) -> Ag
 }
 
 /// The content of a denied call's result.
-pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>) -> String {
+pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>, by: Option<&str>) -> String {
+    let who = by.map_or_else(|| "The user".to_owned(), |b| format!("The user {b:?}"));
     let what = match interrupt.kind {
-        InterruptKind::Approval => format!("The user denied this call to {}; it did not run", interrupt.tool_name),
-        InterruptKind::Question | InterruptKind::Elicitation => "The user declined to answer".to_owned(),
+        InterruptKind::Approval => format!("{who} denied this call to {}; it did not run", interrupt.tool_name),
+        InterruptKind::Question | InterruptKind::Elicitation => format!("{who} declined to answer"),
     };
     match message {
         Some(m) if !m.is_empty() => format!("{what}: {m}"),
@@ -427,7 +506,10 @@ fn no_answer(pending: &[Interrupt]) -> AgentError {
     decision_error(pending.first().map(|i| i.id.as_str()), problem)
 }
 
-pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Vec<Decision>, AgentError> {
+/// `None` leaves an interrupt undecided: allowed (by id) only while one of them waits for several approvers,
+/// who may come one resume at a time.
+pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Vec<Option<Decision>>, AgentError> {
+    let partial = pending.iter().any(|i| i.approvers.is_some());
     let input = input.read(pending)?;
     let ids = || {
         pending
@@ -438,7 +520,7 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
     };
     match input {
         Resume::Answer(text) => match pending {
-            [only] if only.kind == InterruptKind::Question => Ok(vec![Decision::Answer { text }]),
+            [only] if only.kind == InterruptKind::Question => Ok(vec![Some(Decision::Answer { text })]),
             [first, ..] if first.kind == InterruptKind::Elicitation => Err(decision_error(
                 Some(&first.id),
                 format!(
@@ -467,7 +549,7 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
                     ),
                 ));
             }
-            Ok(list)
+            Ok(list.into_iter().map(Some).collect())
         }
         Resume::Json(_) => Err(decision_error(None, "decisions were not read")),
         Resume::Nothing => Err(no_answer(pending)),
@@ -491,8 +573,9 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
                 match found.as_slice() {
                     [k] => {
                         let (_, d) = list.swap_remove(*k);
-                        out.push(d);
+                        out.push(Some(d));
                     }
+                    [] if partial => out.push(None),
                     [] => return Err(decision_error(Some(&i.id), "missing decision for this interrupt")),
                     _ => return Err(decision_error(Some(&i.id), "more than one decision for this interrupt")),
                 }
@@ -630,11 +713,30 @@ fn decision(mut value: Value, path: &str, id: Option<String>) -> Result<Decision
         return Err(fail(".id: expected a string (an interrupt id)".into()));
     }
     o.remove("id");
+    if o.get("by").is_some_and(|b| !b.is_string() && !b.is_null()) {
+        return Err(fail(".by: expected a string (the approver's name)".into()));
+    }
+    if o.get("by").is_some_and(Value::is_null) {
+        o.remove("by");
+    }
     let ty = o.get("type").and_then(Value::as_str).map(str::to_owned);
     match ty.as_deref() {
         Some("approve") => {
-            if let Some(extra) = o.keys().find(|k| !matches!(k.as_str(), "type" | "modifiedArgs")) {
+            if let Some(extra) = o
+                .keys()
+                .find(|k| !matches!(k.as_str(), "type" | "modifiedArgs" | "remember" | "by"))
+            {
                 return Err(fail(format!(".{extra}: not a field of an approve decision")));
+            }
+            match o.get("remember") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(r)) if r == "tool" => {}
+                Some(v) => {
+                    return Err(fail(format!(
+                        ".remember: expected \"tool\" (approve later calls of this tool in this run), got {}",
+                        crate::options::describe(v)
+                    )));
+                }
             }
         }
         Some("deny") => {

@@ -316,6 +316,8 @@ struct Rest<'a> {
     approved: &'a [String],
     #[serde(skip_serializing_if = "is_false")]
     reviewed: bool,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    remembered: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     pending_input: &'a Option<crate::tool::PendingInput>,
     #[serde(skip_serializing_if = "is_zero")]
@@ -343,6 +345,7 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         interrupts: &cp.interrupts,
         approved: &cp.approved,
         reviewed: cp.reviewed,
+        remembered: &cp.remembered,
         pending_input: &cp.pending_input,
         output_attempts: cp.output_attempts,
         created_at: cp.created_at,
@@ -545,6 +548,7 @@ fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), C
         "interrupts" => state.interrupts = field(at, k, v)?,
         "approved" => state.approved = field(at, k, v)?,
         "reviewed" => state.reviewed = field(at, k, v)?,
+        "remembered" => state.remembered = field(at, k, v)?,
         "pendingInput" => state.pending_input = field(at, k, v)?,
         "outputAttempts" => state.output_attempts = field(at, k, v)?,
         "createdAt" => state.created_at = field(at, k, v)?,
@@ -566,6 +570,7 @@ fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), Checkpoin
         "interrupts" => state.interrupts.clear(),
         "approved" => state.approved.clear(),
         "reviewed" => state.reviewed = false,
+        "remembered" => state.remembered.clear(),
         "pendingInput" => state.pending_input = None,
         "outputAttempts" => state.output_attempts = 0,
         "createdAt" => state.created_at = None,
@@ -600,15 +605,27 @@ pub(crate) fn entry(offset: u64, event: &Event<'_>) -> Option<Value> {
             approved,
             modified_args,
             message,
+            by,
+            remembered,
+            pending,
             ..
-        } => vec![
-            o,
-            "ar".into(),
-            (*id).into(),
-            (*approved).into(),
-            modified_args.cloned().unwrap_or(Value::Null),
-            message.map_or(Value::Null, Value::from),
-        ],
+        } => {
+            let mut v = vec![
+                o,
+                "ar".into(),
+                (*id).into(),
+                (*approved).into(),
+                modified_args.cloned().unwrap_or(Value::Null),
+                message.map_or(Value::Null, Value::from),
+            ];
+            // Who decided, and how: only when there is something to say (older entries end before).
+            if by.is_some() || *remembered || *pending {
+                v.push(by.map_or(Value::Null, Value::from));
+                v.push((*remembered).into());
+                v.push((*pending).into());
+            }
+            v
+        }
         Event::StateChanged { .. } => vec![o, "sc".into()],
         Event::Compacted {
             removed_messages,
@@ -697,6 +714,7 @@ pub(crate) fn expand<'a>(e: &'a Value, state: &'a Checkpoint) -> Option<(u64, Ev
                 tool_name: &i.tool_name,
                 input: &i.input,
                 expires_at: i.expires_at,
+                approvers: i.approvers,
             }
         }
         "ar" => {
@@ -707,6 +725,9 @@ pub(crate) fn expand<'a>(e: &'a Value, state: &'a Checkpoint) -> Option<(u64, Ev
                 approved: a.get(3)?.as_bool()?,
                 modified_args: a.get(4).filter(|v| !v.is_null()),
                 message: str_at(5),
+                by: str_at(6),
+                remembered: a.get(7).and_then(Value::as_bool).unwrap_or(false),
+                pending: a.get(8).and_then(Value::as_bool).unwrap_or(false),
             }
         }
         "sc" => Event::StateChanged {

@@ -182,6 +182,46 @@ fn guardrails_of(spec: &JsValue) -> crate::guardrail::Guardrails {
     }
 }
 
+/// The agent's `approval` function: `approval({ id, toolName, input }, { runId, state?, iterations, usage })`
+/// answers `'allow' | 'ask' | 'deny' | { ask: true, expiresInMs?, approvers? } | { deny: true, message? }`
+/// (maybe as a promise); the core reads the answer (one rule for the npm package and Rust).
+struct JsPolicy {
+    f: JsValue,
+    /// The template's rule (its source text), as the fingerprint knows it.
+    rule: Value,
+}
+
+impl crate::approval::ApprovalPolicy for JsPolicy {
+    fn decide<'a>(
+        &'a self,
+        call: &'a crate::ToolUse,
+        ctx: crate::PolicyContext<'a>,
+    ) -> crate::BoxFuture<'a, Result<crate::PolicyDecision, String>> {
+        // As JSON values: no serializer of their own in the .wasm.
+        let shown = to_js(&serde_json::json!({ "id": call.id, "toolName": call.name, "input": call.input }));
+        let mut context = serde_json::json!({
+            "runId": ctx.run_id,
+            "iterations": ctx.iterations,
+            "usage": { "inputTokens": ctx.usage.input_tokens, "outputTokens": ctx.usage.output_tokens },
+        });
+        if let (Some(state), Some(o)) = (ctx.state, context.as_object_mut()) {
+            o.insert("state".into(), state.clone());
+        }
+        let context = to_js(&context);
+        Box::pin(async move {
+            let answer = call_js(&self.f, &shown, Some(&context))
+                .await
+                .map_err(|e| format!("config.approval threw: {}", error_message(&e)))?;
+            crate::PolicyDecision::from_value(&json_value(&answer))
+                .map_err(|p| format!("config.approval returned what is not a decision: {p}"))
+        })
+    }
+
+    fn rule(&self) -> Value {
+        self.rule.clone()
+    }
+}
+
 /// A JS tool: its declaration (read by the core) and its functions — or, for a tool of an MCP server, the
 /// client its calls go through.
 struct JsTool {
@@ -372,6 +412,16 @@ impl Call {
         };
         #[allow(unused_mut)]
         let mut agent = agent.map_err(|e| agent_error(e, None, None))?;
+        let approval = get(spec, "approval");
+        if let (true, Some(rule)) = (
+            approval.is_function(),
+            template.agent.config.policy.as_ref().map(|p| p.rule()),
+        ) {
+            // One thread on wasm32: the core's Arc (Send natively) is only ever used here.
+            #[allow(clippy::arc_with_non_send_sync)]
+            let policy = std::sync::Arc::new(JsPolicy { f: approval, rule });
+            agent.config.policy = Some(policy);
+        }
         #[cfg(feature = "js-guardrails")]
         {
             agent.config.guardrails = guardrails_of(spec);

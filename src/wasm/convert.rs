@@ -142,6 +142,13 @@ pub(super) fn agent_error(error: AgentError, cause: Option<JsValue>, given: Opti
             pairs.push(("code", e.code().into()));
         }
         AgentError::MaxIterations { limit, .. } => pairs.push(("maxIterations", limit.into())),
+        AgentError::BudgetExceeded {
+            limit, budget, usage, ..
+        } => {
+            pairs.push(("limit", limit.into()));
+            pairs.push(("budget", to_js(&budget)));
+            pairs.push(("usage", to_js(&usage)));
+        }
         AgentError::Model { source, .. } => model_fields(source, cause.as_ref(), &mut pairs),
         AgentError::SessionNotFound { id } => pairs.push(("sessionId", id.into())),
         AgentError::SessionBusy { id, question } => {

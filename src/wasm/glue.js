@@ -86,6 +86,9 @@ export class InterruptExpiredError extends AgentError {}
 export class OutputError extends AgentError {}
 /** A guardrail tripped (or threw): `.guardrail` (its name), `.kind` ('input' or 'output'), `.info`, `.checkpoint`. */
 export class GuardrailError extends AgentError {}
+/** The run's token budget is spent: `.limit` ('totalTokens', 'inputTokens' or 'outputTokens'), `.budget`, `.usage`,
+ * `.checkpoint` (a resume with a larger budget continues it). */
+export class BudgetExceededError extends AgentError {}
 /** The run was stopped by its `signal`; `.checkpoint` holds the progress so far. */
 export class AbortedError extends AgentError {}
 /** An MCP server could not be reached or refused (`.server`: its origin, `.status`: the HTTP status if it
@@ -101,7 +104,7 @@ export class SaverError extends AgentError {}
 const ERRORS = {
   AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError,
-  ReleasedError, InstanceLostError, OutputError, McpError, GuardrailError,
+  ReleasedError, InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError,
 };
 // By the key, not `C.name`: a minifier renames classes (esbuild --minify made ConfigError's name "K").
 for (const [name, C] of Object.entries(ERRORS)) {

@@ -1,0 +1,439 @@
+//! Approval rules for the whole agent, and token budgets that survive a resume.
+//!
+//! An [`ApprovalPolicy`] sees every tool call of the agent (before any call of a turn runs, like a tool's own
+//! `needs_approval`) and answers [`PolicyDecision::Allow`], [`PolicyDecision::Ask`] (with an expiry and a
+//! number of distinct approvers) or [`PolicyDecision::Deny`]. A tool's own rule and the policy are combined,
+//! the stricter winning: a policy's `Allow` never skips a tool's `needs_approval`, and a `Deny` is never
+//! lifted by a remembered approval.
+//!
+//! A [`Budget`] bounds the tokens of a whole run, counted from the usage the checkpoint carries: a model call
+//! that would start at or past it ends the run in [`AgentError::BudgetExceeded`](crate::AgentError), with the
+//! checkpoint; resuming it with a larger budget continues.
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::message::{ToolUse, Usage};
+use crate::platform::{BoxFuture, MaybeSend, MaybeSync};
+
+/// The most approvers one interrupt may wait for.
+pub const MAX_APPROVERS: u32 = 16;
+
+/// What an [`ApprovalPolicy`] says of one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PolicyDecision {
+    /// The policy does not ask (a tool's own `needs_approval` still may).
+    Allow,
+    /// The call waits for approval: by `approvers` distinct approvers (1 when `None`), expiring after
+    /// `expires_in_ms` when given.
+    Ask {
+        /// When the request expires, from the moment it is made.
+        expires_in_ms: Option<u64>,
+        /// How many distinct approvers must approve (at least 1, at most [`MAX_APPROVERS`]).
+        approvers: Option<u32>,
+    },
+    /// The call does not run: the model reads an error result (with `message` when given).
+    Deny {
+        /// Why, for the model.
+        message: Option<String>,
+    },
+}
+
+impl PolicyDecision {
+    /// Ask one approver, without expiry.
+    pub fn ask() -> Self {
+        PolicyDecision::Ask {
+            expires_in_ms: None,
+            approvers: None,
+        }
+    }
+
+    /// Ask `k` distinct approvers.
+    pub fn ask_approvers(k: u32) -> Self {
+        PolicyDecision::Ask {
+            expires_in_ms: None,
+            approvers: Some(k),
+        }
+    }
+
+    /// Deny, telling the model why.
+    pub fn deny(message: impl Into<String>) -> Self {
+        PolicyDecision::Deny {
+            message: Some(message.into()),
+        }
+    }
+
+    /// Reads what a policy written in the host's language returned: `"allow"`, `"ask"`, `"deny"`,
+    /// `{ ask: true, expiresInMs?, approvers? }` or `{ deny: true, message? }` (`null`/`undefined`: allow).
+    ///
+    /// # Errors
+    /// What is wrong with it, naming the field.
+    pub fn from_value(value: &Value) -> Result<Self, String> {
+        const EXPECTED: &str =
+            r#"'allow', 'ask', 'deny', { ask: true, expiresInMs?, approvers? } or { deny: true, message? }"#;
+        match value {
+            Value::Null => Ok(PolicyDecision::Allow),
+            Value::String(s) => match s.as_str() {
+                "allow" => Ok(PolicyDecision::Allow),
+                "ask" => Ok(PolicyDecision::ask()),
+                "deny" => Ok(PolicyDecision::Deny { message: None }),
+                other => Err(format!("expected {EXPECTED}, got {other:?}")),
+            },
+            Value::Object(o) => {
+                let flag = |k: &str| o.get(k).and_then(Value::as_bool) == Some(true);
+                if let Some(k) = o
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), "ask" | "deny" | "expiresInMs" | "approvers" | "message"))
+                {
+                    return Err(crate::options::unknown_option(
+                        "the policy's answer",
+                        k,
+                        &["ask", "deny", "expiresInMs", "approvers", "message"],
+                        &[],
+                    ));
+                }
+                match (flag("ask"), flag("deny")) {
+                    (true, false) => {
+                        let expires_in_ms = match o.get("expiresInMs") {
+                            None | Some(Value::Null) => None,
+                            Some(v) => Some(v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                                format!(
+                                    "expiresInMs: expected a positive integer, got {}",
+                                    crate::options::describe(v)
+                                )
+                            })?),
+                        };
+                        let approvers = match o.get("approvers") {
+                            None | Some(Value::Null) => None,
+                            Some(v) => Some(
+                                v.as_u64()
+                                    .and_then(|n| u32::try_from(n).ok())
+                                    .filter(|n| (1..=MAX_APPROVERS).contains(n))
+                                    .ok_or_else(|| {
+                                        format!(
+                                            "approvers: expected an integer from 1 to {MAX_APPROVERS}, got {}",
+                                            crate::options::describe(v)
+                                        )
+                                    })?,
+                            ),
+                        };
+                        Ok(PolicyDecision::Ask {
+                            expires_in_ms,
+                            approvers,
+                        })
+                    }
+                    (false, true) => match o.get("message") {
+                        None | Some(Value::Null) => Ok(PolicyDecision::Deny { message: None }),
+                        Some(Value::String(m)) => Ok(PolicyDecision::Deny {
+                            message: Some(m.clone()),
+                        }),
+                        Some(v) => Err(format!(
+                            "message: expected a string, got {}",
+                            crate::options::describe(v)
+                        )),
+                    },
+                    _ => Err(format!(
+                        "expected {EXPECTED}, got an object with neither ask: true nor deny: true"
+                    )),
+                }
+            }
+            other => Err(format!("expected {EXPECTED}, got {}", crate::options::describe(other))),
+        }
+    }
+}
+
+/// What a policy is shown besides the call.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct PolicyContext<'a> {
+    /// The run's id.
+    pub run_id: &'a str,
+    /// The agent's state, if it has one.
+    pub state: Option<&'a Value>,
+    /// Model calls made so far (across resumes).
+    pub iterations: u32,
+    /// Tokens used so far (across resumes).
+    pub usage: Usage,
+}
+
+/// An approval rule over every tool call of an agent. A policy that fails (`Err`) does not let the call run:
+/// the model reads an error result naming the failure, as when a tool's own approval check fails.
+pub trait ApprovalPolicy: MaybeSend + MaybeSync {
+    /// What to do with `call`.
+    fn decide<'a>(&'a self, call: &'a ToolUse, ctx: PolicyContext<'a>)
+    -> BoxFuture<'a, Result<PolicyDecision, String>>;
+
+    /// What identifies this policy in the agent's fingerprint (which signed checkpoints are bound to): its name,
+    /// or the host's source text. A policy changed while a run waits makes a different agent.
+    fn rule(&self) -> Value;
+}
+
+/// An [`ApprovalPolicy`] from a closure; see [`approval_policy`].
+pub struct FnPolicy<F> {
+    name: String,
+    f: F,
+}
+
+/// A policy named `name` (what the agent's fingerprint knows it by) that decides with `f`.
+///
+/// ```
+/// use resumable_agent::{approval_policy, tool, Agent, ModelResponse, PolicyDecision, ScriptedModel};
+/// use serde_json::json;
+/// let payments = approval_policy("payments-need-two", |call, _ctx| {
+///     let decision = if call.name == "pay" { PolicyDecision::ask_approvers(2) } else { PolicyDecision::Allow };
+///     async move { Ok(decision) }
+/// });
+/// let pay = tool("pay", "Pays.", json!({"type": "object"}), |_input, _ctx| async { Ok(json!("paid")) });
+/// let agent = Agent::builder(ScriptedModel::new([ModelResponse::tool_call("c1", "pay", json!({}))]))
+///     .tool(pay)
+///     .approval_policy(payments)
+///     .build()?;
+/// let out = pollster::block_on(agent.prompt("pay the invoice"))?;
+/// assert_eq!(out.checkpoint().interrupts[0].approvers, Some(2));
+/// # Ok::<(), resumable_agent::AgentError>(())
+/// ```
+pub fn approval_policy<F, Fut>(name: impl Into<String>, f: F) -> FnPolicy<F>
+where
+    F: Fn(&ToolUse, PolicyContext<'_>) -> Fut + MaybeSend + MaybeSync,
+    Fut: Future<Output = Result<PolicyDecision, String>> + MaybeSend + 'static,
+{
+    FnPolicy { name: name.into(), f }
+}
+
+impl<F, Fut> ApprovalPolicy for FnPolicy<F>
+where
+    F: Fn(&ToolUse, PolicyContext<'_>) -> Fut + MaybeSend + MaybeSync,
+    Fut: Future<Output = Result<PolicyDecision, String>> + MaybeSend + 'static,
+{
+    fn decide<'a>(
+        &'a self,
+        call: &'a ToolUse,
+        ctx: PolicyContext<'a>,
+    ) -> BoxFuture<'a, Result<PolicyDecision, String>> {
+        Box::pin((self.f)(call, ctx))
+    }
+
+    fn rule(&self) -> Value {
+        serde_json::json!({ "policy": self.name })
+    }
+}
+
+/// The policy of an agent spec whose rule is the host's function (the npm package's `approval`), until the host
+/// binds it: it fails closed — no call runs on a rule nobody can evaluate.
+pub(crate) struct HostPolicy {
+    source: String,
+}
+
+impl HostPolicy {
+    pub(crate) fn new(source: String) -> Self {
+        HostPolicy { source }
+    }
+}
+
+/// The fingerprint's form of a host function's source text.
+pub(crate) fn host_rule(source: &str) -> Value {
+    serde_json::json!({ "policy": "host", "source": source })
+}
+
+impl ApprovalPolicy for HostPolicy {
+    fn decide<'a>(&'a self, _: &'a ToolUse, _: PolicyContext<'a>) -> BoxFuture<'a, Result<PolicyDecision, String>> {
+        Box::pin(std::future::ready(Err(
+            "the agent's approval policy is the host's function, which was not bound (natively: AgentBuilder::approval_policy)".to_owned(),
+        )))
+    }
+
+    fn rule(&self) -> Value {
+        host_rule(&self.source)
+    }
+}
+
+/// One approval of an interrupt that waits for several approvers: who, and when (ms since the epoch).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ApprovalMark {
+    /// The approver, as the application named them (`by` of the decision).
+    pub by: String,
+    /// When they approved.
+    #[serde(deserialize_with = "crate::json::whole")]
+    pub at: u64,
+}
+
+impl ApprovalMark {
+    /// `by` approved at `at`.
+    pub fn new(by: impl Into<String>, at: u64) -> Self {
+        ApprovalMark { by: by.into(), at }
+    }
+}
+
+/// What a remembered approval covers: `remember: "tool"` approves later calls of the same tool in this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Remember {
+    /// Later calls of the same tool, in this run.
+    Tool,
+}
+
+/// What a run does once its budget is spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnExceeded {
+    /// The run ends in [`AgentError::BudgetExceeded`](crate::AgentError) (with the checkpoint).
+    #[default]
+    Error,
+}
+
+/// A bound on the tokens of a whole run, across resumes; any limit may be left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Budget {
+    /// Input plus output tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+    /// Input tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Output tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// What happens once it is spent.
+    #[serde(skip)]
+    pub on_exceeded: OnExceeded,
+}
+
+impl Budget {
+    /// At most `n` tokens, input and output together.
+    pub fn total_tokens(n: u64) -> Self {
+        Budget {
+            total_tokens: Some(n),
+            ..Budget::default()
+        }
+    }
+
+    /// Also at most `n` input tokens.
+    pub fn input_tokens(mut self, n: u64) -> Self {
+        self.input_tokens = Some(n);
+        self
+    }
+
+    /// Also at most `n` output tokens.
+    pub fn output_tokens(mut self, n: u64) -> Self {
+        self.output_tokens = Some(n);
+        self
+    }
+
+    /// The limit `usage` has reached (`totalTokens`, `inputTokens` or `outputTokens`), if any: a call is refused
+    /// when usage already equals or exceeds the budget.
+    pub fn spent(&self, usage: Usage) -> Option<&'static str> {
+        let total = usage.input_tokens.saturating_add(usage.output_tokens);
+        let reached = |limit: Option<u64>, used: u64| limit.is_some_and(|l| used >= l);
+        if reached(self.total_tokens, total) {
+            Some("totalTokens")
+        } else if reached(self.input_tokens, usage.input_tokens) {
+            Some("inputTokens")
+        } else if reached(self.output_tokens, usage.output_tokens) {
+            Some("outputTokens")
+        } else {
+            None
+        }
+    }
+
+    /// True when no limit is set.
+    pub fn is_empty(&self) -> bool {
+        self.total_tokens.is_none() && self.input_tokens.is_none() && self.output_tokens.is_none()
+    }
+}
+
+/// The stricter of a tool's own approval rule and the policy's: `(needed, expires in, approvers)`.
+pub(crate) fn stricter(own: crate::interrupt::Approval, policy: &PolicyDecision) -> (bool, Option<u64>, u32) {
+    let (own_needed, own_expiry) = match own {
+        crate::interrupt::Approval::Needed { expires_in_ms } => (true, expires_in_ms),
+        _ => (false, None),
+    };
+    let (policy_needed, policy_expiry, approvers) = match policy {
+        PolicyDecision::Ask {
+            expires_in_ms,
+            approvers,
+        } => (true, *expires_in_ms, approvers.unwrap_or(1).max(1)),
+        _ => (false, None, 1),
+    };
+    let expiry = match (own_expiry, policy_expiry) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    (own_needed || policy_needed, expiry, approvers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_policy_answer_reads_as_written_or_names_what_is_wrong() {
+        assert_eq!(PolicyDecision::from_value(&json!("allow")), Ok(PolicyDecision::Allow));
+        assert_eq!(PolicyDecision::from_value(&Value::Null), Ok(PolicyDecision::Allow));
+        assert_eq!(PolicyDecision::from_value(&json!("ask")), Ok(PolicyDecision::ask()));
+        assert_eq!(
+            PolicyDecision::from_value(&json!({"ask": true, "approvers": 2, "expiresInMs": 60000})),
+            Ok(PolicyDecision::Ask {
+                expires_in_ms: Some(60_000),
+                approvers: Some(2)
+            })
+        );
+        assert_eq!(
+            PolicyDecision::from_value(&json!({"deny": true, "message": "no"})),
+            Ok(PolicyDecision::deny("no"))
+        );
+        let bad = |v: Value| PolicyDecision::from_value(&v).unwrap_err();
+        assert!(bad(json!("maybe")).contains("got \"maybe\""));
+        assert!(bad(json!({"ask": true, "approvers": 0})).starts_with("approvers: expected an integer from 1 to 16"));
+        assert!(bad(json!({"ask": true, "approvers": 17})).contains("got number 17"));
+        assert!(bad(json!({"ask": true, "expiresInMs": -1})).starts_with("expiresInMs"));
+        assert!(bad(json!({"ask": true, "approver": 2})).contains("did you mean \"approvers\""));
+        assert!(bad(json!({"ask": true, "deny": true})).contains("neither"));
+        assert!(bad(json!(true)).contains("got boolean true"));
+    }
+
+    #[test]
+    fn the_stricter_rule_wins() {
+        use crate::interrupt::Approval;
+        assert_eq!(stricter(Approval::NotNeeded, &PolicyDecision::Allow), (false, None, 1));
+        assert_eq!(
+            stricter(Approval::needed_within(10), &PolicyDecision::Allow),
+            (true, Some(10), 1)
+        );
+        assert_eq!(
+            stricter(
+                Approval::needed_within(10),
+                &PolicyDecision::Ask {
+                    expires_in_ms: Some(5),
+                    approvers: Some(3)
+                }
+            ),
+            (true, Some(5), 3)
+        );
+        assert_eq!(
+            stricter(Approval::needed(), &PolicyDecision::ask_approvers(2)),
+            (true, None, 2)
+        );
+    }
+
+    #[test]
+    fn a_budget_is_spent_at_its_limit() {
+        let usage = |i, o| Usage {
+            input_tokens: i,
+            output_tokens: o,
+        };
+        let b = Budget::total_tokens(100).output_tokens(30);
+        assert_eq!(b.spent(usage(50, 20)), None);
+        assert_eq!(b.spent(usage(70, 30)), Some("totalTokens"));
+        assert_eq!(b.spent(usage(10, 30)), Some("outputTokens"));
+        assert_eq!(Budget::default().spent(usage(u64::MAX, u64::MAX)), None);
+        assert!(Budget::default().is_empty());
+    }
+}

@@ -1,0 +1,439 @@
+//! Issue 34's agent-level rules through the public Rust API: an approval policy over every call (the stricter
+//! of it and a tool's own rule), sticky approvals (`remember: "tool"`), calls that wait for several approvers,
+//! and token budgets that survive a resume. Every pause is carried across as JSON text, as a host would store
+//! it. Natively and, compiled to wasm32, in Node under wasm-bindgen-test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // test code
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::*;
+use resumable_agent::{
+    Agent, AgentBuilder, AgentError, Budget, Checkpoint, CheckpointKeys, Decision, Event, Input, ModelResponse,
+    Outcome, PolicyDecision, Resume, approval_policy, tool,
+};
+use serde_json::{Value, json};
+
+/// A tool named `name` that counts its runs and answers `done`.
+fn counted(name: &'static str, runs: &Arc<AtomicUsize>) -> impl resumable_agent::Tool + use<> {
+    let runs = runs.clone();
+    tool(name, "Does it.", json!({"type": "object"}), move |_, _| {
+        runs.fetch_add(1, Ordering::SeqCst);
+        async { Ok(json!("done")) }
+    })
+}
+
+/// Payments over 100 wait for two approvers, `wipe` is never allowed, everything else runs.
+fn payments_policy() -> impl resumable_agent::ApprovalPolicy {
+    approval_policy("payments", |call, _ctx| {
+        let decision = match call.name.as_str() {
+            "pay" if call.input.get("amount").and_then(Value::as_u64).unwrap_or(0) > 100 => {
+                PolicyDecision::ask_approvers(2)
+            }
+            "pay" => PolicyDecision::ask(),
+            "wipe" => PolicyDecision::deny("wiping is never allowed"),
+            _ => PolicyDecision::Allow,
+        };
+        async move { Ok(decision) }
+    })
+}
+
+/// The checkpoint as a host stores it: JSON text, read back.
+fn stored(outcome: &Outcome) -> Checkpoint {
+    Checkpoint::from_json(&outcome.checkpoint().to_json()).unwrap()
+}
+
+fn builder(model: Arc<TestModel>, runs: &Arc<AtomicUsize>) -> AgentBuilder {
+    Agent::builder(model)
+        .tool(counted("pay", runs))
+        .tool(counted("wipe", runs))
+        .tool(counted("look", runs))
+        .approval_policy(payments_policy())
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn the_policy_asks_denies_and_allows_calls_of_tools_that_have_no_rule_of_their_own() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = TestModel::by_turn([
+        turn(vec![
+            call("c1", "look", json!({})),
+            call("c2", "wipe", json!({})),
+            call("c3", "pay", json!({"amount": 20})),
+        ]),
+        ModelResponse::text("All done."),
+    ]);
+    let agent = builder(model.clone(), &runs).build().unwrap();
+    let paused = block_on(agent.prompt("tidy up")).unwrap();
+    let cp = stored(&paused);
+    // Only the payment waits; nothing of the turn ran before the pause, the denial is answered at once.
+    assert_eq!(cp.interrupts.len(), 1);
+    assert_eq!((cp.interrupts[0].id.as_str(), cp.interrupts[0].approvers), ("c3", None));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let denied = cp.tool_results.iter().find(|r| r.tool_use_id == "c2").unwrap();
+    assert!(denied.is_error);
+    assert!(
+        denied.content.contains("approval policy denied this call to wipe"),
+        "{}",
+        denied.content
+    );
+    assert!(denied.content.contains("wiping is never allowed"));
+    let done = block_on(agent.resume(cp, Resume::decisions_by_id([("c3", Decision::approve())]))).unwrap();
+    assert_eq!(done.assert_complete().unwrap().text, "All done.");
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "look and pay ran once each; wipe never");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn the_stricter_rule_wins_and_a_failing_policy_lets_nothing_run() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    // The tool asks for approval itself; a policy that allows everything does not skip it.
+    let model = TestModel::by_turn([turn(vec![call("c1", "send", json!({}))]), ModelResponse::text("ok")]);
+    let agent = Agent::builder(model)
+        .tool(
+            tool("send", "Sends.", json!({"type": "object"}), |_, _| async {
+                Ok(json!("sent"))
+            })
+            .needs_approval_within(60_000),
+        )
+        .approval_policy(approval_policy("allow-all", |_, _| async { Ok(PolicyDecision::Allow) }))
+        .build()
+        .unwrap();
+    let paused = block_on(agent.prompt("send it")).unwrap();
+    assert!(paused.is_interrupted(), "the tool's own needs_approval still applies");
+    assert!(paused.checkpoint().interrupts[0].expires_at.is_some());
+
+    let model = TestModel::by_turn([turn(vec![call("c1", "look", json!({}))]), ModelResponse::text("ok")]);
+    let agent = Agent::builder(model.clone())
+        .tool(counted("look", &runs))
+        .approval_policy(approval_policy("broken", |_, _| async {
+            Err("the rules service is down".to_owned())
+        }))
+        .build()
+        .unwrap();
+    let done = block_on(agent.prompt("look")).unwrap().assert_complete().unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "a policy that failed lets no call run");
+    let result = done.checkpoint.messages[2].tool_results().next().unwrap();
+    assert!(
+        result.is_error
+            && result
+                .content
+                .contains("the approval policy failed: the rules service is down")
+    );
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_remembered_approval_approves_later_calls_of_the_tool_across_a_pause_but_never_a_denied_one() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = TestModel::by_turn([
+        turn(vec![call("c1", "pay", json!({"amount": 10}))]),
+        turn(vec![call("c2", "pay", json!({"amount": 30}))]),
+        turn(vec![call("c3", "pay", json!({"amount": 500}))]),
+        ModelResponse::text("paid"),
+    ]);
+    let agent = builder(model, &runs).build().unwrap();
+    let paused = block_on(agent.prompt("pay three bills")).unwrap();
+    let answer =
+        Resume::from_answer_json(r#"{"decisions":{"c1":{"type":"approve","remember":"tool","by":"ann"}}}"#).unwrap();
+    let mut events = Vec::new();
+    let out = block_on(agent.run(Input::resume(stored(&paused), answer), &mut |e: &Event<'_>| {
+        if let Event::ApprovalResponse { id, remembered, by, .. } = e {
+            events.push(((*id).to_owned(), *remembered, by.map(str::to_owned)));
+        }
+    }))
+    .unwrap();
+    // c2 was approved by the remembered approval; c3 (over 100) waits for two approvers all the same.
+    assert_eq!(
+        events,
+        [
+            ("c1".to_owned(), false, Some("ann".to_owned())),
+            ("c2".to_owned(), true, None)
+        ]
+    );
+    let cp = stored(&out);
+    assert_eq!(cp.remembered, ["pay"]);
+    assert_eq!(
+        (cp.interrupts[0].id.as_str(), cp.interrupts[0].approvers),
+        ("c3", Some(2))
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // A remembered approval does not lift a policy's denial.
+    let model = TestModel::by_turn([turn(vec![call("c1", "wipe", json!({}))]), ModelResponse::text("no")]);
+    let mut carried = Checkpoint::new("r", 0);
+    carried.messages.push(resumable_agent::Message::user("wipe it"));
+    carried.remembered = vec!["wipe".to_owned()];
+    let agent = builder(model, &runs).build().unwrap();
+    let done = block_on(agent.resume(carried, "")).unwrap().assert_complete().unwrap();
+    assert!(done.checkpoint.messages[2].tool_results().next().unwrap().is_error);
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "wipe never ran");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn two_distinct_approvers_are_needed_the_same_one_twice_counts_once_and_any_denial_denies() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = || {
+        TestModel::by_turn([
+            turn(vec![
+                call("big", "pay", json!({"amount": 900})),
+                call("small", "pay", json!({"amount": 5})),
+            ]),
+            ModelResponse::text("finished"),
+        ])
+    };
+    let agent = builder(script(), &runs).build().unwrap();
+    let paused = block_on(agent.prompt("pay")).unwrap();
+    let cp = stored(&paused);
+    assert_eq!(
+        cp.interrupts.iter().map(|i| i.approvers).collect::<Vec<_>>(),
+        [Some(2), None]
+    );
+    let by_id = |pairs: Vec<(&str, Decision)>| Resume::decisions_by_id(pairs);
+
+    // Without a name an approval of a two-approver call is refused, naming the call; so is modifiedArgs.
+    let e = block_on(agent.resume(cp.clone(), by_id(vec![("big", Decision::approve())]))).unwrap_err();
+    assert!(
+        matches!(&e, AgentError::Decision { id: Some(id), problem } if id == "big" && problem.contains("2 distinct approvers")),
+        "{e}"
+    );
+    let e = block_on(agent.resume(
+        cp.clone(),
+        by_id(vec![("big", Decision::approve_with(json!({"amount": 1})).by("ann"))]),
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("modifiedArgs"), "{e}");
+    // Ann approves the big one only: the run stays paused (the small one may wait too), her approval recorded.
+    let first = block_on(agent.resume(cp, by_id(vec![("big", Decision::approve().by("ann"))]))).unwrap();
+    assert!(first.is_interrupted());
+    let cp = stored(&first);
+    assert_eq!(cp.interrupts.len(), 2);
+    assert_eq!(
+        cp.interrupts[0]
+            .approvals
+            .iter()
+            .map(|a| a.by.as_str())
+            .collect::<Vec<_>>(),
+        ["ann"]
+    );
+    // Ann again, and the small one: still one approver of two.
+    let again = block_on(agent.resume(
+        cp,
+        by_id(vec![
+            ("big", Decision::approve().by("ann")),
+            ("small", Decision::approve().by("ann")),
+        ]),
+    ))
+    .unwrap();
+    let cp = stored(&again);
+    assert_eq!(cp.interrupts.len(), 1);
+    assert_eq!(cp.interrupts[0].approvals.len(), 1);
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        0,
+        "nothing of the turn runs while a call waits"
+    );
+    // Bob makes two: every call runs once and the run completes.
+    let done = block_on(agent.resume(cp.clone(), by_id(vec![("big", Decision::approve().by("bob"))]))).unwrap();
+    assert_eq!(done.assert_complete().unwrap().text, "finished");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+
+    // From the same pause, Bob denies instead: denied, whoever approved before; the model reads who denied.
+    let done = block_on(agent.resume(cp, by_id(vec![("big", Decision::deny("too much").by("bob"))])))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    let results: Vec<_> = done.checkpoint.messages[2].tool_results().collect();
+    assert!(
+        results[0].is_error && results[0].content.contains("\"bob\" denied this call to pay"),
+        "{}",
+        results[0].content
+    );
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        3,
+        "only the small payment (approved by Ann) ran on this branch"
+    );
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn remember_never_lowers_several_approvers_and_undecided_interrupts_need_a_multi_approver_pause() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = TestModel::by_turn([
+        turn(vec![call("c1", "pay", json!({"amount": 900}))]),
+        turn(vec![call("c2", "pay", json!({"amount": 900}))]),
+        ModelResponse::text("ok"),
+    ]);
+    let agent = builder(model, &runs).build().unwrap();
+    let cp = stored(&block_on(agent.prompt("pay")).unwrap());
+    let remember = |by: &str| Decision::Approve {
+        modified_args: None,
+        remember: Some(resumable_agent::Remember::Tool),
+        by: Some(by.to_owned()),
+    };
+    let cp = stored(&block_on(agent.resume(cp, Resume::decisions_by_id([("c1", remember("ann"))]))).unwrap());
+    let out = block_on(agent.resume(cp, Resume::decisions_by_id([("c1", remember("bob"))]))).unwrap();
+    // c1 ran; c2 asks two approvers again, and nothing was remembered.
+    let cp = stored(&out);
+    assert!(cp.remembered.is_empty());
+    assert_eq!(
+        (cp.interrupts[0].id.as_str(), cp.interrupts[0].approvers),
+        ("c2", Some(2))
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // Where every pending interrupt waits for one approver, each needs a decision.
+    let model = TestModel::by_turn([turn(vec![call("a", "pay", json!({})), call("b", "pay", json!({}))])]);
+    let agent = builder(model, &runs).build().unwrap();
+    let cp = stored(&block_on(agent.prompt("pay")).unwrap());
+    let e = block_on(agent.resume(cp, Resume::decisions_by_id([("a", Decision::approve())]))).unwrap_err();
+    assert!(
+        matches!(&e, AgentError::Decision { id: Some(id), .. } if id == "b"),
+        "{e}"
+    );
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_budget_counts_usage_across_resumes_and_a_larger_one_continues() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = || {
+        TestModel::by_turn([
+            turn(vec![call("c1", "pay", json!({"amount": 1}))]).with_usage(40, 20),
+            turn(vec![call("c2", "look", json!({}))]).with_usage(40, 20),
+            ModelResponse::text("done").with_usage(40, 20),
+        ])
+    };
+    let agent = builder(script(), &runs)
+        .budget(Budget::total_tokens(100))
+        .build()
+        .unwrap();
+    let paused = block_on(agent.prompt("go")).unwrap();
+    assert!(
+        paused.is_interrupted(),
+        "60 tokens of 100: the run goes on to its pause"
+    );
+    // A new process resumes: the usage in the checkpoint counts.
+    let e = block_on(agent.resume(stored(&paused), Resume::decisions([Decision::approve()]))).unwrap_err();
+    let AgentError::BudgetExceeded {
+        limit,
+        usage,
+        checkpoint,
+        ..
+    } = e
+    else {
+        panic!("expected BudgetExceeded, got {e:?}")
+    };
+    assert_eq!((limit, usage.input_tokens + usage.output_tokens), ("totalTokens", 120));
+    assert_eq!(checkpoint.iterations, 2, "the third model call was refused");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        2,
+        "the calls of the second turn ran before the budget stopped it"
+    );
+    // A larger budget continues from the error's checkpoint; nothing runs twice.
+    let text = Checkpoint::from_json(&checkpoint.to_json()).unwrap();
+    let more = builder(script(), &runs)
+        .budget(Budget::total_tokens(1000))
+        .build()
+        .unwrap();
+    let done = block_on(more.resume(text, "")).unwrap().assert_complete().unwrap();
+    assert_eq!(done.text, "done");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // An output-token limit on its own.
+    let tight = builder(script(), &runs)
+        .budget(Budget::default().output_tokens(20))
+        .build()
+        .unwrap();
+    let e = block_on(tight.resume(stored(&paused), Resume::decisions([Decision::approve()]))).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            AgentError::BudgetExceeded {
+                limit: "outputTokens",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("reaching its outputTokens of 20"), "{e}");
+}
+
+/// Signing goes through Web Crypto on wasm32 (asynchronous): awaited there, blocked on natively.
+async fn a_signed_checkpoint_is_bound_to_the_policy() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let keys = || CheckpointKeys::new("k1").key("k1", b"0123456789abcdef0123456789abcdef");
+    let model = || TestModel::by_turn([turn(vec![call("c1", "pay", json!({}))]), ModelResponse::text("ok")]);
+    let agent = builder(model(), &runs).checkpoint_keys(keys()).build().unwrap();
+    let paused = agent.prompt("pay").await.unwrap();
+    let text = paused.checkpoint().to_json();
+    // The same tools under a different (looser) policy are another agent.
+    let loose = Agent::builder(model())
+        .tool(counted("pay", &runs))
+        .tool(counted("wipe", &runs))
+        .tool(counted("look", &runs))
+        .approval_policy(approval_policy("allow-all", |_, _| async { Ok(PolicyDecision::Allow) }))
+        .checkpoint_keys(keys())
+        .build()
+        .unwrap();
+    let e = loose
+        .resume(
+            Checkpoint::from_json(&text).unwrap(),
+            Resume::decisions([Decision::approve()]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some("BINDING"), "{e}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let same = builder(model(), &runs).checkpoint_keys(keys()).build().unwrap();
+    let done = same
+        .resume(
+            Checkpoint::from_json(&text).unwrap(),
+            Resume::decisions([Decision::approve()]),
+        )
+        .await;
+    assert!(done.unwrap().assert_complete().is_ok());
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn a_signed_checkpoint_is_bound_to_the_policy_natively() {
+    block_on(a_signed_checkpoint_is_bound_to_the_policy());
+}
+
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen_test::wasm_bindgen_test]
+async fn a_signed_checkpoint_is_bound_to_the_policy_in_wasm() {
+    a_signed_checkpoint_is_bound_to_the_policy().await;
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn checkpoints_with_broken_approval_bookkeeping_are_refused_by_path() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = TestModel::by_turn([turn(vec![call("c1", "pay", json!({"amount": 900}))])]);
+    let agent = builder(model, &runs).build().unwrap();
+    let cp = block_on(agent.prompt("pay")).unwrap().checkpoint().clone();
+    let mut v: Value = serde_json::from_str(&cp.to_json()).unwrap();
+    let refused = |v: &Value| Checkpoint::from_json(&v.to_string()).unwrap_err();
+    let mut full = v.clone();
+    full["interrupts"][0]["approvals"] = json!([{"by": "ann", "at": 1}, {"by": "bob", "at": 2}]);
+    assert_eq!(refused(&full).path(), Some("interrupts[0].approvals"));
+    let mut twice = v.clone();
+    twice["interrupts"][0]["approvals"] = json!([{"by": "ann", "at": 1}]);
+    twice["interrupts"][0]["approvers"] = json!(3);
+    assert!(Checkpoint::from_json(&twice.to_string()).is_ok());
+    twice["interrupts"][0]["approvals"] = json!([{"by": "ann", "at": 1}, {"by": "ann", "at": 2}]);
+    assert_eq!(refused(&twice).path(), Some("interrupts[0].approvals[1].by"));
+    let mut one = v.clone();
+    one["interrupts"][0]["approvers"] = json!(1);
+    assert_eq!(refused(&one).path(), Some("interrupts[0].approvers"));
+    v["remembered"] = json!(["has space"]);
+    assert_eq!(refused(&v).path(), Some("remembered[0]"));
+    v["remembered"] = json!([7]);
+    assert_eq!(refused(&v).path(), Some("remembered[0]"));
+}
