@@ -251,14 +251,40 @@ impl ApprovalPolicy for HostPolicy {
 }
 
 /// One approval of an interrupt that waits for several approvers: who, and when (ms since the epoch).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalMark {
     /// The approver, as the application named them (`by` of the decision).
     pub by: String,
     /// When they approved.
-    #[serde(deserialize_with = "crate::json::whole")]
     pub at: u64,
+}
+
+/// Read through a JSON value (whose reader the .wasm has anyway) rather than a derived reader per input format.
+impl<'de> Deserialize<'de> for ApprovalMark {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let by = v.get("by").and_then(Value::as_str);
+        // A whole number however it is spelled (`1e3`, `1000.0`), as every count of the checkpoint.
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let at = v.get("at").and_then(|a| {
+            a.as_u64().or_else(|| {
+                a.as_f64()
+                    .filter(|f| f.fract() == 0.0 && (0.0..u64::MAX as f64).contains(f))
+                    .map(|f| f as u64)
+            })
+        });
+        match (by, at) {
+            (Some(by), Some(at)) => Ok(ApprovalMark::new(by, at)),
+            _ => Err(serde::de::Error::custom(
+                "expected { by: string, at: ms since the epoch }",
+            )),
+        }
+    }
 }
 
 impl ApprovalMark {
@@ -287,21 +313,16 @@ pub enum OnExceeded {
 }
 
 /// A bound on the tokens of a whole run, across resumes; any limit may be left out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Budget {
     /// Input plus output tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<u64>,
     /// Input tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
     /// Output tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// What happens once it is spent.
-    #[serde(skip)]
     pub on_exceeded: OnExceeded,
 }
 
@@ -340,6 +361,22 @@ impl Budget {
         } else {
             None
         }
+    }
+
+    /// `{ totalTokens?, inputTokens?, outputTokens? }`, as the npm package's option and error say it (a JSON value:
+    /// no serializer of its own in the .wasm).
+    pub fn to_value(&self) -> Value {
+        let mut o = serde_json::Map::new();
+        for (k, v) in [
+            ("totalTokens", self.total_tokens),
+            ("inputTokens", self.input_tokens),
+            ("outputTokens", self.output_tokens),
+        ] {
+            if let Some(n) = v {
+                o.insert(k.into(), n.into());
+            }
+        }
+        Value::Object(o)
     }
 
     /// True when no limit is set.

@@ -88,7 +88,13 @@ impl Run<'_> {
         let Some((text, covered)) = self.read_bytes.filter(|_| self.sizes.is_empty()) else {
             return self.bytes();
         };
-        let newer: usize = self.state.messages.iter().skip(covered).map(crate::json::len).sum();
+        // Measured once each, as `measure` does (only the last one measured may have changed): re-measuring every
+        // newer message each time made a long resumed run quadratic.
+        let newer = self.state.messages.get(covered..).unwrap_or_default();
+        let valid = self.newer_sizes.len().saturating_sub(1).min(newer.len());
+        self.newer_sizes.truncate(valid);
+        self.newer_sizes.extend(newer.iter().skip(valid).map(crate::json::len));
+        let newer: usize = self.newer_sizes.iter().sum();
         text.saturating_mul(TEXT_GROWTH)
             .saturating_add(newer)
             .saturating_add(self.other_bytes())

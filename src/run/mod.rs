@@ -288,6 +288,8 @@ pub struct Run<'c> {
     /// JSON sizes of the messages, as of the last compaction check: a run only appends messages (and
     /// changes at most the last one), so each check measures only what is new.
     sizes: Vec<usize>,
+    /// JSON sizes of the messages after those the text a resumed run was read from covers (see `read_bytes`).
+    newer_sizes: Vec<usize>,
     /// `(bytes, covered)`: the length of the JSON text the run was resumed from, and how many of its messages
     /// that text covers as they still are (all but the last, which a resume may change) — an upper bound of
     /// their size that spares measuring them until a value nears the limit ([`Run::too_large`]).
@@ -324,6 +326,7 @@ impl<'c> Run<'c> {
             changed_at_done: false,
             compacted: None,
             sizes: Vec::new(),
+            newer_sizes: Vec::new(),
             read_bytes: None,
             unchanged: 0,
             saved: Saved::default(),

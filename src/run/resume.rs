@@ -47,6 +47,7 @@ impl<'c> Run<'c> {
             changed_at_done: false,
             compacted: None,
             sizes: Vec::new(),
+            newer_sizes: Vec::new(),
             read_bytes: text_bytes.map(|bytes| (bytes, unchanged.saturating_sub(1))),
             unchanged,
             saved: Saved {

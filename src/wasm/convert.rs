@@ -146,7 +146,7 @@ pub(super) fn agent_error(error: AgentError, cause: Option<JsValue>, given: Opti
             limit, budget, usage, ..
         } => {
             pairs.push(("limit", limit.into()));
-            pairs.push(("budget", to_js(&budget)));
+            pairs.push(("budget", to_js(&budget.to_value())));
             pairs.push(("usage", to_js(&usage)));
         }
         AgentError::Model { source, .. } => model_fields(source, cause.as_ref(), &mut pairs),

@@ -210,6 +210,16 @@ export const SHAPES = {
       expect((await a.prompt('hello')).text === 'fine', 'passed');
     }
   },
+  // An approval policy (async) over every call: a payment that waits for two approvers, approved by one and then by
+  // another, beside a call the policy denies and one it remembers; and a budget.
+  'approval-policy': async () => {
+    const approval = async ({ toolName }) => (toolName === 'send' ? { ask: true, approvers: 2 } : toolName === 'broken' ? 'deny' : 'allow');
+    const a = agent({ tools: [send, lookup, broken], approval, budget: { totalTokens: 1_000_000 }, model: scriptedModel([{ content: [call('s', 'send', { to: 'ann' }), call('b', 'broken', {}), call('l', 'lookup', { key: 'k' })], usage: { inputTokens: 5, outputTokens: 5 } }, 'ok']) });
+    const p = await a.prompt('go');
+    const one = await a.resume(p.checkpoint, { decisions: { s: { type: 'approve', by: 'ann', remember: 'tool' } } });
+    const r = await a.resume(one.checkpoint, { decisions: { s: { type: 'approve', by: 'bob' } } });
+    expect(one.interrupted === true && r.text === 'ok', 'approved by two and completed');
+  },
   // A tool that times out once (a host timer per attempt, cleared) and answers on its retry; the timed-out attempt
   // settles later, ignored.
   'tool-retry-timeout': async () => {
