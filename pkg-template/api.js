@@ -18,7 +18,7 @@ export { WasmLoadError, loadWasm } from './load.js';
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
-  InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError,
+  InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError, ConfigDriftError,
 } from './errors.js';
 
 const wasm = calls({
@@ -447,7 +447,7 @@ function keysJson(given) {
 
 /**
  * Creates an agent: `{ instructions?, tools?, model, maxIterations?, state?, checkpointKeys?, sealed?, limits?,
- * output?, maxOutputRetries?, compaction?, approval?, budget? }`. Throws ConfigError for an unusable config, naming the key.
+ * output?, maxOutputRetries?, compaction?, approval?, budget?, onDrift? }`. Throws ConfigError for an unusable config, naming the key.
  */
 export function agent(config) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
@@ -513,7 +513,7 @@ export function scriptedModel(responses) {
 
 function plainError(e) {
   const out = { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
-  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable', 'stopReason', 'attempts', 'problem', 'guardrail', 'kind', 'info', 'limit', 'budget', 'usage']) {
+  for (const k of ['code', 'path', 'interruptId', 'sessionId', 'status', 'provider', 'retryable', 'stopReason', 'attempts', 'problem', 'guardrail', 'kind', 'info', 'limit', 'budget', 'usage', 'added', 'removed', 'changed']) {
     if (e != null && e[k] !== undefined) out[k] = e[k];
   }
   return out;

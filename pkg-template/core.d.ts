@@ -6,5 +6,5 @@ export {
   agent, defineTool, scriptedModel, isInterrupted, assertComplete, memoryUsage, loadWasm, WasmLoadError,
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
-  InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError,
+  InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError, ConfigDriftError,
 } from './index.js';

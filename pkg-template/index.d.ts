@@ -160,6 +160,9 @@ export interface Checkpoint {
   reviewed?: boolean;
   /** Tools approved with `remember: 'tool'`: their later calls in this run are approved without asking. */
   remembered?: string[];
+  /** What decided the run's approvals when this checkpoint was written, as short hashes: the instructions, each
+   * tool (schema and approval rule), the approval policy. A resume compares it with the agent's (`onDrift`). */
+  fingerprint?: { instructions?: string; tools: Record<string, string>; approval?: string };
   /** While a call waits for input (elicitations), and from the resume until it runs again: the call, its
    * tool's state for the retry (an MCP server's `requestState`, or a 2025 session's position) and the answers. */
   pendingInput?: { call: string; state: unknown; responses?: Record<string, { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }> };
@@ -312,6 +315,8 @@ export type AgentEvent = (
   /** A guardrail checked the turn's input or its final answer (`tripwire`: it stopped the run). */
   | { type: 'guardrail'; kind: 'input' | 'output'; name: string; tripwire: boolean }
   | { type: 'approval-requested'; id: string; toolName: string; input: unknown; expiresAt?: number; approvers?: number }
+  /** The agent changed since the resumed checkpoint was written (`changed` may hold 'instructions' and 'approval'). */
+  | { type: 'config-drift'; added: string[]; removed: string[]; changed: string[] }
   /** `remembered`: approved by an earlier `remember: 'tool'`, nobody asked. `pending`: this approver (`by`) approved,
    * and the call still waits for more. */
   | { type: 'approval-response'; id: string; toolName: string; approved: boolean; modifiedArgs?: unknown; message?: string; by?: string; remembered?: true; pending?: true }
@@ -325,7 +330,7 @@ export type AgentEvent = (
   /** The last event of a successful run: what prompt/resume would have returned. */
   | { type: 'done'; result: Outcome }
   /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
-  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown; limit?: string; budget?: Record<string, number>; usage?: Usage }; checkpoint?: Checkpoint }
+  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown; limit?: string; budget?: Record<string, number>; usage?: Usage; added?: string[]; removed?: string[]; changed?: string[] }; checkpoint?: Checkpoint }
 ) & { seq?: number };
 
 export interface RunOptions {
@@ -730,6 +735,14 @@ export interface AgentConfig {
    * budget continues). Not part of the agent's fingerprint. See README "Token budgets".
    */
   budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number; onExceeded?: 'error' };
+  /**
+   * What a resume does when the agent changed (tools added, removed, or with another schema or approval rule; other
+   * instructions or approval policy) since the run paused in the middle of a turn: 'error' (default:
+   * ConfigDriftError, nothing runs), 'reapprove' (the changed tools' pending approvals, and their approved calls
+   * that did not run, are asked again; decisions sent for them are set aside) or 'continue'. A run that waits for
+   * nothing goes on either way. Each resume that sees a change reports a `config-drift` event. See README "Config drift".
+   */
+  onDrift?: 'error' | 'reapprove' | 'continue';
 }
 
 /** The call an approval policy is asked about. */
@@ -1194,6 +1207,16 @@ export class BudgetExceededError extends AgentError {
   readonly budget: { totalTokens?: number; inputTokens?: number; outputTokens?: number };
   readonly usage: Usage;
   /** The run so far: resume it with a larger budget to continue. */
+  readonly checkpoint: Checkpoint;
+}
+
+/** The agent changed since the run paused mid-turn and its `onDrift` is 'error'. Nothing ran. */
+export class ConfigDriftError extends AgentError {
+  readonly added: string[];
+  readonly removed: string[];
+  /** Tools whose schema or approval rule changed; 'instructions' and 'approval' (the policy) when they did. */
+  readonly changed: string[];
+  /** The run as it was: resume it with onDrift 'reapprove' or 'continue', or with the agent it paused under. */
   readonly checkpoint: Checkpoint;
 }
 

@@ -148,7 +148,7 @@ writeFileSync(join(dir, 'errors.js'), `// The package's error classes and JS hel
 export {
   InterruptError, AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError, ReleasedError,
-  InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError, checkPlainJson, describe,
+  InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError, ConfigDriftError, checkPlainJson, describe,
 } from './snippets/${snippets[0]}/src/wasm/glue.js';
 `);
 

@@ -474,3 +474,148 @@ mod tests {
         assert!(Budget::default().is_empty());
     }
 }
+
+/// What decides a run's approvals, part by part — the instructions, each tool (its input schema and approval rule),
+/// the agent's approval policy — as short hashes. Kept in the checkpoint, so that a resume tells what changed
+/// since the run paused (a deploy while runs wait) and applies the agent's [`OnDrift`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Fingerprint {
+    /// The instructions' hash (absent: none).
+    pub instructions: Option<String>,
+    /// Each tool's hash (a JSON string), by name.
+    pub tools: serde_json::Map<String, Value>,
+    /// The approval policy's hash (absent: none).
+    pub approval: Option<String>,
+}
+
+/// Written and read as a JSON value (whose writer and reader the .wasm has anyway): `{ instructions?, tools: { name:
+/// hash }, approval? }`.
+impl Serialize for Fingerprint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut o = serde_json::Map::new();
+        if let Some(i) = &self.instructions {
+            o.insert("instructions".into(), i.as_str().into());
+        }
+        o.insert("tools".into(), Value::Object(self.tools.clone()));
+        if let Some(a) = &self.approval {
+            o.insert("approval".into(), a.as_str().into());
+        }
+        Value::Object(o).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fingerprint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Fingerprint::from_value(&v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// How a part of an agent is hashed for its [`Fingerprint`]: 32 bits of the canonical JSON's FNV-1a, in hex.
+pub(crate) fn part_hash(what: &Value) -> String {
+    let full = crate::keys::fingerprint(what);
+    full.get(3..11).unwrap_or(&full).to_owned()
+}
+
+impl Fingerprint {
+    /// Reads `{ instructions?, tools: { name: hash }, approval? }`, naming what is wrong.
+    ///
+    /// # Errors
+    /// What is not a string where a hash belongs.
+    pub fn from_value(v: &Value) -> Result<Self, String> {
+        let o = v
+            .as_object()
+            .ok_or("expected an object { instructions?, tools, approval? }")?;
+        let hash = |k: &str| match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("{k}: expected a string (a hash)")),
+        };
+        let tools = match o.get("tools") {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(t)) => {
+                if let Some((name, _)) = t.iter().find(|(_, h)| !h.is_string()) {
+                    return Err(format!("tools.{name}: expected a string (a hash)"));
+                }
+                t.clone()
+            }
+            Some(_) => return Err("tools: expected an object { [tool]: hash }".into()),
+        };
+        Ok(Fingerprint {
+            instructions: hash("instructions")?,
+            tools,
+            approval: hash("approval")?,
+        })
+    }
+
+    /// What changed from `earlier` to this one, if anything: tools added and removed, and changed tools (with
+    /// `instructions` and `approval` for the instructions and the approval policy).
+    pub fn drift_from(&self, earlier: &Fingerprint) -> Option<Drift> {
+        let mut drift = Drift::default();
+        for (name, h) in &self.tools {
+            match earlier.tools.get(name) {
+                None => drift.added.push(name.clone()),
+                Some(old) if old != h => drift.changed.push(name.clone()),
+                Some(_) => {}
+            }
+        }
+        drift.removed = earlier
+            .tools
+            .keys()
+            .filter(|n| !self.tools.contains_key(*n))
+            .cloned()
+            .collect();
+        if self.instructions != earlier.instructions {
+            drift.changed.push("instructions".into());
+        }
+        if self.approval != earlier.approval {
+            drift.changed.push("approval".into());
+        }
+        (!drift.is_empty()).then_some(drift)
+    }
+}
+
+/// What changed in an agent since a run paused.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
+pub struct Drift {
+    /// Tools the agent has now and did not have.
+    pub added: Vec<String>,
+    /// Tools it had and has no longer.
+    pub removed: Vec<String>,
+    /// Tools whose input schema or approval rule changed; `instructions` and `approval` (the policy) when they did.
+    pub changed: Vec<String>,
+}
+
+impl Drift {
+    /// True when nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    /// True when the approvals of calls to `tool` may be decided differently now: the tool changed or went, or the
+    /// agent's approval policy changed.
+    pub fn touches(&self, tool: &str) -> bool {
+        self.changed
+            .iter()
+            .chain(&self.removed)
+            .any(|t| t == tool || t == "approval")
+    }
+}
+
+/// What a resume does when the agent changed since the run paused in the middle of a turn (a run that waits for
+/// nothing goes on with the agent as it is, reporting the drift).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnDrift {
+    /// Refuse: [`AgentError::ConfigDrift`](crate::AgentError) with the unchanged checkpoint.
+    #[default]
+    Error,
+    /// Pending approvals of changed tools (all of them when the policy changed) are asked again under the new rules;
+    /// decisions sent for their old interrupts are set aside, and approved calls of them that did not run yet are
+    /// checked again.
+    Reapprove,
+    /// Go on as if nothing changed.
+    Continue,
+}

@@ -50,6 +50,19 @@ pub enum AgentError {
         /// The run so far.
         checkpoint: Box<Checkpoint>,
     },
+    /// The agent changed since the run paused mid-turn (tools added, removed or changed, other instructions or
+    /// approval policy) and its [`OnDrift`](crate::OnDrift) is `Error`: nothing ran; `checkpoint` is the run as it
+    /// was. Resume it with an agent whose `on_drift` is `Reapprove` or `Continue`, or with the agent it paused under.
+    #[error(
+        "the agent changed since this run paused (added: [{}], removed: [{}], changed: [{}]); resume it with onDrift 'reapprove' or 'continue', or with the agent it paused under",
+        drift.added.join(", "), drift.removed.join(", "), drift.changed.join(", ")
+    )]
+    ConfigDrift {
+        /// What changed.
+        drift: crate::approval::Drift,
+        /// The run, unchanged.
+        checkpoint: Box<Checkpoint>,
+    },
     /// The model failed; the checkpoint is the state before that call.
     #[error("{source}")]
     Model {
@@ -158,6 +171,7 @@ impl AgentError {
             AgentError::Config(_) | AgentError::Argument(_) => "ConfigError",
             AgentError::MaxIterations { .. } => "MaxIterationsError",
             AgentError::BudgetExceeded { .. } => "BudgetExceededError",
+            AgentError::ConfigDrift { .. } => "ConfigDriftError",
             AgentError::Model { .. } => "ModelError",
             AgentError::SessionNotFound { .. } => "SessionNotFoundError",
             AgentError::SessionBusy { .. } => "SessionBusyError",
@@ -185,6 +199,7 @@ impl AgentError {
         match self {
             AgentError::MaxIterations { checkpoint, .. }
             | AgentError::BudgetExceeded { checkpoint, .. }
+            | AgentError::ConfigDrift { checkpoint, .. }
             | AgentError::Model { checkpoint, .. }
             | AgentError::Interrupted { checkpoint, .. }
             | AgentError::InterruptExpired { checkpoint, .. }
@@ -201,6 +216,7 @@ impl AgentError {
         match self {
             AgentError::MaxIterations { checkpoint, .. }
             | AgentError::BudgetExceeded { checkpoint, .. }
+            | AgentError::ConfigDrift { checkpoint, .. }
             | AgentError::Model { checkpoint, .. }
             | AgentError::Interrupted { checkpoint, .. }
             | AgentError::InterruptExpired { checkpoint, .. }

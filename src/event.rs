@@ -146,6 +146,15 @@ pub enum Event<'a> {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         pending: bool,
     },
+    /// The agent changed since the resumed checkpoint was written (reported before anything else of the resume).
+    ConfigDrift {
+        /// Tools the agent has now and did not have.
+        added: &'a [String],
+        /// Tools it had and has no longer.
+        removed: &'a [String],
+        /// Tools whose schema or approval rule changed; `instructions`, `approval` (the policy).
+        changed: &'a [String],
+    },
     /// The run pauses, waiting for these interrupts.
     Interrupt {
         /// The first interrupt's question (or approval sentence).

@@ -73,8 +73,8 @@ mod wasm;
 
 pub use agent::{Agent, AgentBuilder, AgentResponse, Decoded, Input, InterruptedResponse, Outcome};
 pub use approval::{
-    ApprovalMark, ApprovalPolicy, Budget, FnPolicy, MAX_APPROVERS, OnExceeded, PolicyContext, PolicyDecision, Remember,
-    approval_policy,
+    ApprovalMark, ApprovalPolicy, Budget, Drift, Fingerprint, FnPolicy, MAX_APPROVERS, OnDrift, OnExceeded,
+    PolicyContext, PolicyDecision, Remember, approval_policy,
 };
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointError, CheckpointSummary, Signature, ThreadInfo};
 pub use error::AgentError;

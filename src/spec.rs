@@ -382,6 +382,8 @@ pub struct AgentSpec {
     pub approval: Option<String>,
     /// `budget: { totalTokens?, inputTokens?, outputTokens?, onExceeded? }`.
     pub budget: Option<crate::approval::Budget>,
+    /// `onDrift: 'error' | 'reapprove' | 'continue'`.
+    pub on_drift: crate::approval::OnDrift,
 }
 
 const AGENT_KEYS: &[&str] = &[
@@ -401,6 +403,7 @@ const AGENT_KEYS: &[&str] = &[
     "guardrails",
     "approval",
     "budget",
+    "onDrift",
 ];
 /// Other libraries' names for an agent's options (the AI SDK, the OpenAI Agents SDK, LangGraph).
 const AGENT_HINTS: &[(&str, &str)] = &[
@@ -510,6 +513,16 @@ impl AgentSpec {
             },
         };
         let budget = c.take("budget").map(budget).transpose()?;
+        let on_drift = match c.string("onDrift")?.as_deref() {
+            None | Some("error") => crate::approval::OnDrift::Error,
+            Some("reapprove") => crate::approval::OnDrift::Reapprove,
+            Some("continue") => crate::approval::OnDrift::Continue,
+            Some(other) => {
+                return Err(format!(
+                    r#"config.onDrift: expected "error", "reapprove" or "continue", got {other:?}"#
+                ));
+            }
+        };
         let sealed = c.boolean("sealed")?.unwrap_or(false);
         let checkpoint_keys = match c.take("checkpointKeys") {
             Some(k) => Some(keys(k)?.sealed(sealed)),
@@ -530,6 +543,7 @@ impl AgentSpec {
             tool_defaults,
             approval,
             budget,
+            on_drift,
         })
     }
 }

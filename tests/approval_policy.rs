@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use common::*;
 use resumable_agent::{
     Agent, AgentBuilder, AgentError, Budget, Checkpoint, CheckpointKeys, Decision, Event, Input, ModelResponse,
-    Outcome, PolicyDecision, Resume, approval_policy, tool,
+    OnDrift, Outcome, PolicyDecision, Resume, approval_policy, tool,
 };
 use serde_json::{Value, json};
 
@@ -436,4 +436,261 @@ fn checkpoints_with_broken_approval_bookkeeping_are_refused_by_path() {
     assert_eq!(refused(&v).path(), Some("remembered[0]"));
     v["remembered"] = json!([7]);
     assert_eq!(refused(&v).path(), Some("remembered[0]"));
+}
+
+/// The payments agent of these tests as deployed later: `pay` takes a currency now, `refund` is new, `wipe` went.
+fn v2(model: Arc<TestModel>, runs: &Arc<AtomicUsize>, on_drift: OnDrift) -> Agent {
+    let counted_with = |name: &'static str, schema: Value| {
+        let runs = runs.clone();
+        tool(name, "Does it.", schema, move |_, _| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            async { Ok(json!("done")) }
+        })
+    };
+    Agent::builder(model)
+        .tool(counted_with(
+            "pay",
+            json!({"type": "object", "properties": {"currency": {"type": "string"}}}),
+        ))
+        .tool(counted_with("look", json!({"type": "object"})))
+        .tool(counted_with("refund", json!({"type": "object"})))
+        .approval_policy(payments_policy())
+        .on_drift(on_drift)
+        .build()
+        .unwrap()
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_run_paused_under_one_agent_and_resumed_under_a_changed_one_is_refused_by_default_naming_the_drift() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = || {
+        TestModel::by_turn([
+            turn(vec![call("c1", "pay", json!({"amount": 5}))]),
+            ModelResponse::text("ok"),
+        ])
+    };
+    let paused = block_on(builder(script(), &runs).build().unwrap().prompt("pay")).unwrap();
+    let cp = stored(&paused);
+    let fp = cp.fingerprint.clone().unwrap();
+    assert_eq!(fp.tools.keys().collect::<Vec<_>>(), ["look", "pay", "wipe"]);
+    assert!(fp.approval.is_some() && fp.instructions.is_none());
+    let e = block_on(v2(script(), &runs, OnDrift::Error).resume(cp.clone(), Resume::decisions([Decision::approve()])))
+        .unwrap_err();
+    let AgentError::ConfigDrift { drift, checkpoint } = &e else {
+        panic!("expected ConfigDrift, got {e:?}")
+    };
+    assert_eq!(
+        (&drift.added[..], &drift.removed[..], &drift.changed[..]),
+        (
+            &["refund".to_owned()][..],
+            &["wipe".to_owned()][..],
+            &["pay".to_owned()][..]
+        )
+    );
+    assert_eq!(**checkpoint, cp, "the checkpoint is handed back as it was");
+    assert!(
+        e.to_string()
+            .contains("added: [refund], removed: [wipe], changed: [pay]"),
+        "{e}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // 'continue' goes on as if nothing changed; the new checkpoint records the new agent.
+    let done = block_on(v2(script(), &runs, OnDrift::Continue).resume(cp, Resume::decisions([Decision::approve()])))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert!(done.checkpoint.fingerprint.unwrap().tools.contains_key("refund"));
+}
+
+/// `pay` (its schema given), `look` (approval by its own rule) and `ask` (a question), under the payments policy.
+fn drifting(model: Arc<TestModel>, runs: &Arc<AtomicUsize>, pay_schema: Value, on_drift: OnDrift) -> Agent {
+    let (r1, r2) = (runs.clone(), runs.clone());
+    Agent::builder(model)
+        .tool(tool("pay", "Pays.", pay_schema, move |_, _| {
+            r1.fetch_add(1, Ordering::SeqCst);
+            async { Ok(json!("paid")) }
+        }))
+        .tool(
+            tool("look", "Looks.", json!({"type": "object"}), move |_, _| {
+                r2.fetch_add(1, Ordering::SeqCst);
+                async { Ok(json!("seen")) }
+            })
+            .needs_approval(),
+        )
+        .tool(tool("ask", "Asks.", json!({"type": "object"}), |_, ctx| {
+            let answered = ctx.input().is_some();
+            async move {
+                if answered {
+                    Ok(json!("answered"))
+                } else {
+                    Err(resumable_agent::InterruptError::new("Which account?").into())
+                }
+            }
+        }))
+        .approval_policy(payments_policy())
+        .on_drift(on_drift)
+        .build()
+        .unwrap()
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn reapprove_asks_again_for_the_changed_tools_only_setting_their_decisions_aside() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let schema1 = json!({"type": "object"});
+    let schema2 = json!({"type": "object", "properties": {"amount": {"type": "number"}}});
+    let model = || {
+        TestModel::by_turn([
+            turn(vec![
+                call("p", "pay", json!({"amount": 900})),
+                call("l", "look", json!({})),
+            ]),
+            ModelResponse::text("ok"),
+        ])
+    };
+    let v1 = drifting(model(), &runs, schema1, OnDrift::Error);
+    let cp = stored(&block_on(v1.prompt("go")).unwrap());
+    // Ann approves the payment under v1 (one of two).
+    let cp = stored(&block_on(v1.resume(cp, Resume::decisions_by_id([("p", Decision::approve().by("ann"))]))).unwrap());
+    assert_eq!(cp.interrupts[0].approvals.len(), 1);
+    // v2 changed pay's schema. Bob's approval of the payment and an approval of look arrive.
+    let v2 = drifting(model(), &runs, schema2, OnDrift::Reapprove);
+    let mut drifts = Vec::new();
+    let out = block_on(v2.run(
+        Input::resume(
+            cp,
+            Resume::decisions_by_id([("p", Decision::approve().by("bob")), ("l", Decision::approve())]),
+        ),
+        &mut |e: &Event<'_>| {
+            if let Event::ConfigDrift { changed, .. } = e {
+                drifts.push(changed.to_vec());
+            }
+        },
+    ))
+    .unwrap();
+    assert_eq!(drifts, [vec!["pay".to_owned()]]);
+    // look's approval stands; the payment is asked again, fresh: Ann's approval under v1 does not count.
+    let cp = stored(&out);
+    assert_eq!(cp.interrupts.len(), 1);
+    assert_eq!(
+        (cp.interrupts[0].id.as_str(), cp.interrupts[0].approvals.len()),
+        ("p", 0)
+    );
+    assert_eq!(cp.approved, ["l"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing of the turn ran");
+    // Two approvers under v2: both calls run once.
+    let v2 = drifting(
+        model(),
+        &runs,
+        json!({"type": "object", "properties": {"amount": {"type": "number"}}}),
+        OnDrift::Reapprove,
+    );
+    let cp = stored(&block_on(v2.resume(cp, Resume::decisions_by_id([("p", Decision::approve().by("ann"))]))).unwrap());
+    let done = block_on(v2.resume(cp, Resume::decisions_by_id([("p", Decision::approve().by("bob"))]))).unwrap();
+    assert_eq!(done.assert_complete().unwrap().text, "ok");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn reapprove_asks_again_for_an_approved_call_that_has_not_run_and_a_finished_run_only_reports_drift() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = || {
+        TestModel::by_turn([
+            turn(vec![
+                call("q", "ask", json!({})),
+                call("p", "pay", json!({"amount": 5})),
+            ]),
+            ModelResponse::text("ok"),
+            ModelResponse::text("again"),
+        ])
+    };
+    let v1 = drifting(model(), &runs, json!({"type": "object"}), OnDrift::Error);
+    let cp = stored(&block_on(v1.prompt("go")).unwrap());
+    // The payment is approved; the question of the call before it pauses the run: the payment has not run.
+    let cp = stored(&block_on(v1.resume(cp, Resume::decisions([Decision::approve()]))).unwrap());
+    assert_eq!(
+        (cp.interrupts[0].id.as_str(), &cp.approved[..]),
+        ("q", &["p".to_owned()][..])
+    );
+    let v2 = drifting(
+        model(),
+        &runs,
+        json!({"type": "object", "properties": {"amount": {"type": "integer"}}}),
+        OnDrift::Reapprove,
+    );
+    let out = block_on(v2.resume(cp, "savings")).unwrap();
+    let cp = stored(&out);
+    assert_eq!(
+        cp.interrupts.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+        ["p"],
+        "asked again"
+    );
+    assert!(cp.approved.is_empty());
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let done = block_on(v2.resume(cp, Resume::decisions([Decision::approve()])))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // A finished run continued by another agent: the drift is reported, and the run goes on (nothing is pending).
+    let v3 = drifting(model(), &runs, json!({"type": "object"}), OnDrift::Error);
+    let mut drifted = false;
+    let again = block_on(
+        v3.run(Input::resume(done.checkpoint, "once more"), &mut |e: &Event<'_>| {
+            drifted |= matches!(e, Event::ConfigDrift { .. });
+        }),
+    )
+    .unwrap();
+    assert!(drifted);
+    assert_eq!(again.assert_complete().unwrap().text, "again");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_changed_policy_is_drift_of_every_tool_and_checkpoints_without_a_fingerprint_resume_as_before() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = || {
+        TestModel::by_turn([
+            turn(vec![call("c1", "pay", json!({"amount": 5}))]),
+            ModelResponse::text("ok"),
+        ])
+    };
+    let cp = stored(&block_on(builder(model(), &runs).build().unwrap().prompt("pay")).unwrap());
+    let stricter = |on_drift| {
+        Agent::builder(model())
+            .tool(counted("pay", &runs))
+            .tool(counted("wipe", &runs))
+            .tool(counted("look", &runs))
+            .approval_policy(approval_policy("stricter", |_, _| async {
+                Ok(PolicyDecision::ask_approvers(2))
+            }))
+            .on_drift(on_drift)
+            .build()
+            .unwrap()
+    };
+    let e =
+        block_on(stricter(OnDrift::Error).resume(cp.clone(), Resume::decisions([Decision::approve()]))).unwrap_err();
+    assert!(
+        matches!(&e, AgentError::ConfigDrift { drift, .. } if drift.changed == ["approval"]),
+        "{e:?}"
+    );
+    // Asked again: the decision sent for the old interrupt is set aside.
+    let out =
+        block_on(stricter(OnDrift::Reapprove).resume(cp.clone(), Resume::decisions([Decision::approve()]))).unwrap();
+    assert!(out.is_interrupted());
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // A checkpoint of an older release (no fingerprint) resumes without a check, and gets one.
+    let mut old = cp;
+    old.fingerprint = None;
+    let done = block_on(stricter(OnDrift::Error).resume(old, Resume::decisions([Decision::approve()]))).unwrap();
+    assert!(
+        done.checkpoint()
+            .fingerprint
+            .as_ref()
+            .is_some_and(|f| f.approval.is_some())
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

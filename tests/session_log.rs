@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use common::*;
 use resumable_agent::{
     Agent, AgentError, CheckpointError, CheckpointKeys, CheckpointSummary, Condition, Event, InterruptError, MaybeSend,
-    MemorySaver, ModelResponse, SavedCheckpoint, Saver, SaverError, ScriptedModel, Turn, tool,
+    MemorySaver, ModelResponse, OnDrift, SavedCheckpoint, Saver, SaverError, ScriptedModel, Turn, tool,
 };
 use serde_json::{Value, json};
 
@@ -570,7 +570,7 @@ fn a_checkpoint_is_bound_to_its_session_and_its_agent() {
     // Both named alike: the checkpoint crosses (a deploy that keeps the name).
     let named = fixture_agent(Some(keys().agent("planner")));
     let p = block_on(named.prompt("Plan a trip")).unwrap();
-    let renamed = {
+    let renamed = |on_drift| {
         let lookup = tool(
             "lookup",
             "Look a key up, v2.",
@@ -589,10 +589,17 @@ fn a_checkpoint_is_bound_to_its_session_and_its_agent() {
         .tool(lookup)
         .tool(ask)
         .checkpoint_keys(keys().agent("planner"))
+        .on_drift(on_drift)
         .build()
         .unwrap()
     };
-    assert!(block_on(renamed.resume(p.checkpoint().clone(), "Paris")).is_ok());
+    // The signature lets it through; the drift of a run paused mid-turn is refused by default, naming what changed.
+    let err = block_on(renamed(OnDrift::Error).resume(p.checkpoint().clone(), "Paris")).unwrap_err();
+    assert!(
+        matches!(&err, AgentError::ConfigDrift { drift, .. } if drift.changed == ["instructions"]),
+        "{err:?}"
+    );
+    assert!(block_on(renamed(OnDrift::Continue).resume(p.checkpoint().clone(), "Paris")).is_ok());
 }
 
 /// A memory saver whose deletes are slow: each yields to the runtime many times first.

@@ -102,6 +102,8 @@ impl AgentConfig {
                 compaction: None,
                 reviews_all: false,
                 budget: None,
+                fingerprint: None,
+                on_drift: crate::approval::OnDrift::Error,
             }),
             initial_state: None,
             keys: None,
@@ -152,13 +154,10 @@ impl AgentConfig {
         Ok(())
     }
 
-    /// A fingerprint of what decides a run's approvals: instructions, tool names, input schemas (the output
-    /// schema among them) and approval policies.
-    fn fingerprint(&self) -> String {
-        // Each tool's approval rule by kind (and its code's name or source text): a rule tightened while a run
-        // waits makes a different agent.
-        let tools: Vec<Value> = self
-            .rules
+    /// What decides each tool's approvals, as JSON: its name, input schema, approval rule by kind (and its code's name
+    /// or source text) and expiry policy — a rule tightened while a run waits makes a different agent.
+    fn tool_parts(&self) -> Vec<Value> {
+        self.rules
             .definitions
             .iter()
             .zip(&self.rules.policies)
@@ -173,13 +172,41 @@ impl AgentConfig {
                     "approval": rule, "onExpire": p.on_expire,
                 })
             })
-            .collect();
-        let mut what = serde_json::json!({"instructions": self.instructions.as_deref(), "tools": tools});
+            .collect()
+    }
+
+    /// A fingerprint of what decides a run's approvals: instructions, tool names, input schemas (the output
+    /// schema among them) and approval policies.
+    fn fingerprint(&self) -> String {
+        let mut what = serde_json::json!({"instructions": self.instructions.as_deref(), "tools": self.tool_parts()});
         // Only with a policy: the fingerprint of an agent without one is what it always was.
         if let (Some(p), Some(o)) = (&self.policy, what.as_object_mut()) {
             o.insert("policy".into(), p.rule());
         }
         crate::keys::fingerprint(&what)
+    }
+
+    /// Records what decides the agent's approvals, part by part, in every checkpoint (after the tools and the
+    /// policy are set), and how a resume mid-turn treats a change.
+    pub(crate) fn set_fingerprint(&mut self, on_drift: crate::approval::OnDrift) {
+        // One insert at a time: collecting into the map would bring a sort of its own into the .wasm.
+        let mut tools = serde_json::Map::new();
+        for t in self.tool_parts() {
+            if let Some(name) = t.get("name").and_then(Value::as_str) {
+                tools.insert(name.to_owned(), Value::String(crate::approval::part_hash(&t)));
+            }
+        }
+        let fingerprint = crate::approval::Fingerprint {
+            instructions: self
+                .instructions
+                .as_deref()
+                .map(|i| crate::approval::part_hash(&Value::from(i))),
+            tools,
+            approval: self.policy.as_ref().map(|p| crate::approval::part_hash(&p.rule())),
+        };
+        let rules = Arc::make_mut(&mut self.rules);
+        rules.fingerprint = Some(fingerprint);
+        rules.on_drift = on_drift;
     }
 
     /// How this agent's checkpoints enter and leave as text.

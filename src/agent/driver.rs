@@ -349,6 +349,13 @@ fn report_applied(run: &Run<'_>, hooks: &mut Hooks<'_>) {
     if !hooks.watching() {
         return;
     }
+    if let Some(d) = run.drift() {
+        hooks.emit_ref(&Event::ConfigDrift {
+            added: &d.added,
+            removed: &d.removed,
+            changed: &d.changed,
+        });
+    }
     for a in run.applied() {
         let (id, tool_name) = (&a.interrupt.id, &a.interrupt.tool_name);
         match (&a.interrupt.kind, &a.result) {

@@ -67,6 +67,7 @@ pub struct AgentBuilder {
     timer: Option<crate::agent::config::Timer>,
     policy: Option<Arc<dyn crate::approval::ApprovalPolicy>>,
     budget: Option<crate::approval::Budget>,
+    on_drift: crate::approval::OnDrift,
 }
 
 /// What a run starts from: a new user message, or a checkpoint and the human's input.
@@ -176,6 +177,7 @@ impl Agent {
             timer: None,
             policy: None,
             budget: None,
+            on_drift: crate::approval::OnDrift::Error,
         }
     }
 
@@ -347,6 +349,7 @@ impl AgentBuilder {
         b.keys = spec.checkpoint_keys;
         b.tool_defaults = spec.tool_defaults;
         b.budget = spec.budget;
+        b.on_drift = spec.on_drift;
         if let Some(source) = spec.approval {
             // The host's function, bound by the host per call; until then (and natively) a policy that fails
             // closed: no call runs on a rule nobody can evaluate.
@@ -453,6 +456,13 @@ impl AgentBuilder {
         self
     }
 
+    /// What a resume does when the agent changed since the run paused mid-turn (its checkpoint records what decided
+    /// its approvals, part by part): [`OnDrift::Error`](crate::OnDrift) by default.
+    pub fn on_drift(mut self, on_drift: crate::approval::OnDrift) -> Self {
+        self.on_drift = on_drift;
+        self
+    }
+
     /// Reports each call as OpenTelemetry GenAI spans (`invoke_agent`, `chat`, `execute_tool`) to the
     /// telemetry's tracer, and keeps the trace context in the checkpoint so that a resumed run links to the
     /// paused one (see [`Telemetry`](crate::Telemetry); [`TracingTracer`](crate::TracingTracer) with the
@@ -486,6 +496,7 @@ impl AgentBuilder {
         }
         config.set_policy(self.policy);
         config.set_budget(self.budget);
+        config.set_fingerprint(self.on_drift);
         if let Some(keys) = self.keys {
             config.set_keys(keys)?;
         }

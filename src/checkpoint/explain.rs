@@ -141,6 +141,9 @@ pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
             }
         }
     }
+    if let Some(f) = root.get("fingerprint").filter(|f| !f.is_null()) {
+        crate::approval::Fingerprint::from_value(f).map_err(|p| CheckpointError::at("fingerprint", p))?;
+    }
     match root.get("reviewed") {
         None | Some(Value::Null) | Some(Value::Bool(_)) => {}
         Some(v) => return Err(expected("reviewed", "a boolean", v)),

@@ -77,6 +77,11 @@ pub struct Checkpoint {
     /// approved without asking (unless a policy denies them or asks for several approvers).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remembered: Vec<String>,
+    /// What decided the run's approvals when this checkpoint was written, part by part (see
+    /// [`Fingerprint`](crate::Fingerprint)): a resume by an agent that changed since reports the drift and applies its
+    /// [`OnDrift`](crate::OnDrift). Absent in checkpoints of runs driven without an agent, and of older releases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<crate::approval::Fingerprint>,
     /// While a call waits for input (`elicitation` interrupts), and from the resume until it runs again:
     /// the call, its tool's state for the retry and the answers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,6 +212,8 @@ struct Raw {
     #[serde(default)]
     remembered: Option<Vec<String>>,
     #[serde(default)]
+    fingerprint: Option<crate::approval::Fingerprint>,
+    #[serde(default)]
     pending_input: Option<crate::tool::PendingInput>,
     #[serde(default, deserialize_with = "crate::message::present")]
     state: Option<Value>,
@@ -245,6 +252,7 @@ impl Checkpoint {
             approved: Vec::new(),
             reviewed: false,
             remembered: Vec::new(),
+            fingerprint: None,
             pending_input: None,
             state: None,
             structured: None,
@@ -479,6 +487,7 @@ impl Raw {
             approved: self.approved.unwrap_or_default(),
             reviewed: self.reviewed.unwrap_or(false),
             remembered: self.remembered.unwrap_or_default(),
+            fingerprint: self.fingerprint,
             pending_input: self.pending_input,
             state: self.state,
             structured: self.structured,

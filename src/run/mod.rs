@@ -68,6 +68,10 @@ pub struct RunConfig {
     pub(crate) reviews_all: bool,
     /// The tokens a run may use, across resumes.
     pub(crate) budget: Option<crate::approval::Budget>,
+    /// What decides the agent's approvals, part by part (kept in each checkpoint to tell drift on resume).
+    pub(crate) fingerprint: Option<crate::approval::Fingerprint>,
+    /// What a resume mid-turn does when the fingerprint changed.
+    pub(crate) on_drift: crate::approval::OnDrift,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -89,7 +93,21 @@ impl RunConfig {
             compaction: None,
             reviews_all: false,
             budget: None,
+            fingerprint: None,
+            on_drift: crate::approval::OnDrift::Error,
         }
+    }
+
+    /// Records `fingerprint` in every checkpoint of the run, and compares it on resume with the one the checkpoint
+    /// holds: a change mid-turn is handled as `on_drift` says ([`Run::drift`] reports it).
+    pub fn fingerprint(
+        mut self,
+        fingerprint: crate::approval::Fingerprint,
+        on_drift: crate::approval::OnDrift,
+    ) -> Self {
+        self.fingerprint = Some(fingerprint);
+        self.on_drift = on_drift;
+        self
     }
 
     /// Lists every call of a turn in [`Step::Review`] (an agent-level approval policy sees them all), not only
@@ -290,6 +308,10 @@ pub struct Run<'c> {
     sizes: Vec<usize>,
     /// JSON sizes of the messages after those the text a resumed run was read from covers (see `read_bytes`).
     newer_sizes: Vec<usize>,
+    /// What changed in the agent since the resumed checkpoint was written, if anything.
+    drift: Option<crate::approval::Drift>,
+    /// Interrupts asked again on this resume because their agent changed (they may stay undecided).
+    asked_again: Vec<String>,
     /// `(bytes, covered)`: the length of the JSON text the run was resumed from, and how many of its messages
     /// that text covers as they still are (all but the last, which a resume may change) — an upper bound of
     /// their size that spares measuring them until a value nears the limit ([`Run::too_large`]).
@@ -319,6 +341,7 @@ impl<'c> Run<'c> {
     pub fn start(config: &'c RunConfig, message: &str, run_id: impl Into<String>, now: u64) -> Self {
         let mut state = Checkpoint::new(run_id, now);
         state.messages.push(Message::user(message));
+        state.fingerprint.clone_from(&config.fingerprint);
         Run {
             state,
             config,
@@ -327,6 +350,8 @@ impl<'c> Run<'c> {
             compacted: None,
             sizes: Vec::new(),
             newer_sizes: Vec::new(),
+            drift: None,
+            asked_again: Vec::new(),
             read_bytes: None,
             unchanged: 0,
             saved: Saved::default(),
@@ -434,6 +459,7 @@ impl<'c> Run<'c> {
                         .is_some_and(|(_, p)| p.may_need_approval || self.config.reviews_all)
                 })
                 .filter(|c| !self.state.tool_results.iter().any(|r| r.tool_use_id == c.id))
+                .filter(|c| !self.state.approved.contains(&c.id))
                 .filter(|c| self.refusal(c).is_none())
                 .cloned()
                 .collect();
@@ -686,6 +712,11 @@ impl<'c> Run<'c> {
         self.state.reviewed = true;
         self.state.set_interrupts(interrupts);
         self.touch(now);
+    }
+
+    /// What changed in the agent since the resumed checkpoint was written (see [`RunConfig::fingerprint`]).
+    pub fn drift(&self) -> Option<&crate::approval::Drift> {
+        self.drift.as_ref()
     }
 
     /// True when a human approved calls of `tool` with `remember: "tool"` earlier in this run.

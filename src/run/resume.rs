@@ -32,6 +32,27 @@ impl<'c> Run<'c> {
         now: u64,
         text_bytes: Option<usize>,
     ) -> Result<Self, AgentError> {
+        // The agent changed since the checkpoint was written: in the middle of a turn, as the agent says.
+        let drift = match (&config.fingerprint, &state.fingerprint) {
+            (Some(now), Some(then)) => now.drift_from(then),
+            _ => None,
+        };
+        let mut input = input;
+        let mut asked_again = Vec::new();
+        if let Some(d) = drift.as_ref().filter(|_| state.open_calls().is_some()) {
+            match config.on_drift {
+                crate::approval::OnDrift::Error => {
+                    return Err(AgentError::ConfigDrift {
+                        drift: d.clone(),
+                        checkpoint: Box::new(state),
+                    });
+                }
+                crate::approval::OnDrift::Reapprove => {
+                    (input, asked_again) = set_aside(&mut state, d, input)?;
+                }
+                crate::approval::OnDrift::Continue => {}
+            }
+        }
         // What the run writes next is a new checkpoint: the old signature does not cover it.
         state.signature = None;
         // Each prompt or resume gets the whole bound of output corrections.
@@ -54,12 +75,18 @@ impl<'c> Run<'c> {
                 unchanged,
                 dropped: None,
             },
+            drift: None,
+            asked_again: Vec::new(),
         };
         if run.state.interrupts.is_empty() {
             run.continue_with(input)?;
         } else {
+            run.asked_again = asked_again;
             run.answer(input, now)?;
         }
+        // The checkpoints it writes from now on are the current agent's (an error above hands back the one it read).
+        run.state.fingerprint.clone_from(&config.fingerprint);
+        run.drift = drift;
         Ok(run)
     }
 
@@ -200,7 +227,7 @@ impl<'c> Run<'c> {
     /// The decision for each pending interrupt, in order, each checked (an expired one is an
     /// `InterruptExpired` without its checkpoint, which the caller adds); `None` for one left undecided.
     fn plan(&self, input: Resume, now: u64) -> Result<Vec<Option<Decision>>, AgentError> {
-        let decisions = match_decisions(&self.state.interrupts, input)?;
+        let decisions = match_decisions(&self.state.interrupts, input, &self.asked_again)?;
         self.state
             .interrupts
             .iter()
@@ -459,6 +486,81 @@ enum Check {
     Expired,
 }
 
+/// [`OnDrift::Reapprove`](crate::OnDrift): the pending approvals of the tools `drift` touches are asked again — fresh
+/// (no approvals yet), the decisions sent for them set aside — and so are approved calls of those tools that did not
+/// run yet. The input, by id, without those decisions; the ids asked again.
+fn set_aside(
+    state: &mut Checkpoint,
+    drift: &crate::approval::Drift,
+    input: Resume,
+) -> Result<(Resume, Vec<String>), AgentError> {
+    let mut again: Vec<String> = state
+        .interrupts
+        .iter()
+        .filter(|i| i.kind == InterruptKind::Approval && drift.touches(&i.tool_name))
+        .map(|i| i.id.clone())
+        .collect();
+    let calls = state.open_calls().unwrap_or_default();
+    let unrun: Vec<crate::message::ToolUse> = calls
+        .into_iter()
+        .filter(|c| state.approved.contains(&c.id) && drift.touches(&c.name))
+        .cloned()
+        .collect();
+    if again.is_empty() && unrun.is_empty() {
+        return Ok((input, again));
+    }
+    // By id, read against the interrupts as they were (a decision by its place names the interrupt at that place).
+    let input = match input.read(&state.interrupts)? {
+        Resume::Decisions(list) if list.len() == state.interrupts.len() => Resume::DecisionsById(
+            state
+                .interrupts
+                .iter()
+                .map(|i| i.id.clone())
+                .zip(list)
+                .filter(|(id, _)| !again.contains(id))
+                .collect(),
+        ),
+        Resume::DecisionsById(list) => {
+            Resume::DecisionsById(list.into_iter().filter(|(id, _)| !again.contains(id)).collect())
+        }
+        other => other,
+    };
+    for i in &mut state.interrupts {
+        if again.contains(&i.id) {
+            i.approvals.clear();
+        }
+    }
+    let mut interrupts = std::mem::take(&mut state.interrupts);
+    for c in unrun {
+        state.approved.retain(|id| *id != c.id);
+        again.push(c.id.clone());
+        interrupts.push(Interrupt {
+            kind: InterruptKind::Approval,
+            id: c.id,
+            tool_name: c.name,
+            input: c.input,
+            question: None,
+            options: None,
+            data: None,
+            expires_at: None,
+            message: None,
+            requested_schema: None,
+            approvers: None,
+            approvals: Vec::new(),
+        });
+    }
+    // In call order, as every pause lists them (a question or approvals; never an elicitation beside them).
+    let mut ordered = Vec::with_capacity(interrupts.len());
+    for c in state.open_calls().unwrap_or_default() {
+        if let Some(k) = interrupts.iter().position(|i| i.id == c.id) {
+            ordered.push(interrupts.swap_remove(k));
+        }
+    }
+    ordered.append(&mut interrupts);
+    state.set_interrupts(ordered);
+    Ok((input, again))
+}
+
 pub(super) fn decision_error(id: Option<&str>, problem: impl Into<String>) -> AgentError {
     AgentError::Decision {
         id: id.map(str::to_owned),
@@ -507,9 +609,13 @@ fn no_answer(pending: &[Interrupt]) -> AgentError {
     decision_error(pending.first().map(|i| i.id.as_str()), problem)
 }
 
-/// `None` leaves an interrupt undecided: allowed (by id) only while one of them waits for several approvers,
-/// who may come one resume at a time.
-pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Vec<Option<Decision>>, AgentError> {
+/// `None` leaves an interrupt undecided: allowed (by id) while one of them waits for several approvers, who may come
+/// one resume at a time, and for those `asked_again` (their agent changed, see `set_aside`).
+pub(super) fn match_decisions(
+    pending: &[Interrupt],
+    input: Resume,
+    asked_again: &[String],
+) -> Result<Vec<Option<Decision>>, AgentError> {
     let partial = pending.iter().any(|i| i.approvers.is_some());
     let input = input.read(pending)?;
     let ids = || {
@@ -520,6 +626,25 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
             .join(", ")
     };
     match input {
+        // A question's answer beside approvals asked again (the agent changed): those stay undecided.
+        Resume::Answer(text)
+            if !asked_again.is_empty()
+                && pending
+                    .iter()
+                    .filter(|i| !asked_again.contains(&i.id))
+                    .all(|i| i.kind == InterruptKind::Question)
+                && pending.iter().filter(|i| !asked_again.contains(&i.id)).count() == 1 =>
+        {
+            let mut text = Some(text);
+            Ok(pending
+                .iter()
+                .map(|i| {
+                    (!asked_again.contains(&i.id))
+                        .then(|| text.take().map(|text| Decision::Answer { text }))
+                        .flatten()
+                })
+                .collect())
+        }
         Resume::Answer(text) => match pending {
             [only] if only.kind == InterruptKind::Question => Ok(vec![Some(Decision::Answer { text })]),
             [first, ..] if first.kind == InterruptKind::Elicitation => Err(decision_error(
@@ -576,7 +701,7 @@ pub(super) fn match_decisions(pending: &[Interrupt], input: Resume) -> Result<Ve
                         let (_, d) = list.swap_remove(*k);
                         out.push(Some(d));
                     }
-                    [] if partial => out.push(None),
+                    [] if partial || asked_again.contains(&i.id) => out.push(None),
                     [] => return Err(decision_error(Some(&i.id), "missing decision for this interrupt")),
                     _ => return Err(decision_error(Some(&i.id), "more than one decision for this interrupt")),
                 }

@@ -319,6 +319,8 @@ struct Rest<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     remembered: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: &'a Option<crate::approval::Fingerprint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pending_input: &'a Option<crate::tool::PendingInput>,
     #[serde(skip_serializing_if = "is_zero")]
     output_attempts: u32,
@@ -346,6 +348,7 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         approved: &cp.approved,
         reviewed: cp.reviewed,
         remembered: &cp.remembered,
+        fingerprint: &cp.fingerprint,
         pending_input: &cp.pending_input,
         output_attempts: cp.output_attempts,
         created_at: cp.created_at,
@@ -549,6 +552,7 @@ fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), C
         "approved" => state.approved = field(at, k, v)?,
         "reviewed" => state.reviewed = field(at, k, v)?,
         "remembered" => state.remembered = field(at, k, v)?,
+        "fingerprint" => state.fingerprint = field(at, k, v)?,
         "pendingInput" => state.pending_input = field(at, k, v)?,
         "outputAttempts" => state.output_attempts = field(at, k, v)?,
         "createdAt" => state.created_at = field(at, k, v)?,
@@ -571,6 +575,7 @@ fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), Checkpoin
         "approved" => state.approved.clear(),
         "reviewed" => state.reviewed = false,
         "remembered" => state.remembered.clear(),
+        "fingerprint" => state.fingerprint = None,
         "pendingInput" => state.pending_input = None,
         "outputAttempts" => state.output_attempts = 0,
         "createdAt" => state.created_at = None,

@@ -142,6 +142,11 @@ pub(super) fn agent_error(error: AgentError, cause: Option<JsValue>, given: Opti
             pairs.push(("code", e.code().into()));
         }
         AgentError::MaxIterations { limit, .. } => pairs.push(("maxIterations", limit.into())),
+        AgentError::ConfigDrift { drift, .. } => {
+            pairs.push(("added", to_js(&drift.added)));
+            pairs.push(("removed", to_js(&drift.removed)));
+            pairs.push(("changed", to_js(&drift.changed)));
+        }
         AgentError::BudgetExceeded {
             limit, budget, usage, ..
         } => {

@@ -89,6 +89,9 @@ export class GuardrailError extends AgentError {}
 /** The run's token budget is spent: `.limit` ('totalTokens', 'inputTokens' or 'outputTokens'), `.budget`, `.usage`,
  * `.checkpoint` (a resume with a larger budget continues it). */
 export class BudgetExceededError extends AgentError {}
+/** The agent changed since the run paused mid-turn and its onDrift is 'error': `.added`, `.removed`, `.changed` (tool
+ * names; 'instructions', 'approval'), `.checkpoint` (unchanged). Nothing ran. */
+export class ConfigDriftError extends AgentError {}
 /** The run was stopped by its `signal`; `.checkpoint` holds the progress so far. */
 export class AbortedError extends AgentError {}
 /** An MCP server could not be reached or refused (`.server`: its origin, `.status`: the HTTP status if it
@@ -104,7 +107,7 @@ export class SaverError extends AgentError {}
 const ERRORS = {
   AgentError, CheckpointError, ConfigError, MaxIterationsError, ModelError, RunInterruptedError,
   SessionNotFoundError, SessionBusyError, SaverError, DecisionError, InterruptExpiredError, AbortedError,
-  ReleasedError, InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError,
+  ReleasedError, InstanceLostError, OutputError, McpError, GuardrailError, BudgetExceededError, ConfigDriftError,
 };
 // By the key, not `C.name`: a minifier renames classes (esbuild --minify made ConfigError's name "K").
 for (const [name, C] of Object.entries(ERRORS)) {

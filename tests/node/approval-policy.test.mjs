@@ -11,6 +11,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   agent, defineTool, scriptedModel, memorySaver, BudgetExceededError, ConfigError, DecisionError, CheckpointError,
+  ConfigDriftError,
 } from 'resumable-agent';
 import { paymentsAgent, runs } from './scripts/payments-agent.mjs';
 import { toolUse, turn, resultsOf } from './helpers.mjs';
@@ -200,6 +201,43 @@ test('in a session the log records who decided and what was remembered; replay s
   assert.deepEqual(runs, ['pay 10', 'pay 20']);
 });
 
+test('config drift: a run paused under one deploy and resumed under the next is refused by default, asked again with reapprove', async () => {
+  reset();
+  const script = [turn(toolUse('big', 'pay', { amount: 900 }), toolUse('l', 'look', {})), 'ok'];
+  const v1 = paymentsAgent(script);
+  const paused = await v1.prompt('pay');
+  const ann = await v1.resume(roundTrip(paused.checkpoint), { decisions: { big: { type: 'approve', by: 'ann' } } });
+  assert.deepEqual(Object.keys(ann.checkpoint.fingerprint.tools), ['look', 'pay', 'wipe']);
+  // v2: pay takes a currency, wipe went, refund is new.
+  const refund = defineTool({ name: 'refund', handle: () => 'refunded' });
+  const pay2 = defineTool({ name: 'pay', schema: (s) => ({ amount: s.number().required(), currency: s.string() }), handle: ({ amount }) => { runs.push(`pay ${amount}`); return 'paid'; } });
+  const look = defineTool({ name: 'look', handle: () => { runs.push('look'); return 'seen'; } });
+  const v2 = (onDrift) => paymentsAgent(script, { tools: [pay2, look, refund], onDrift });
+  const events = [];
+  const e = await v2(undefined).resume(roundTrip(ann.checkpoint), { decisions: { big: { type: 'approve', by: 'bob' } } }, { onEvent: (ev) => events.push(ev) }).catch((x) => x);
+  assert.ok(e instanceof ConfigDriftError, e.message);
+  assert.deepEqual([e.added, e.removed, e.changed], [['refund'], ['wipe'], ['pay']]);
+  assert.deepEqual(e.checkpoint, roundTrip(ann.checkpoint), 'the checkpoint comes back as it was');
+  assert.equal(events.at(-1).type, 'error');
+  assert.deepEqual(events.at(-1).error.changed, ['pay']);
+  // reapprove: Bob's approval of the old interrupt is set aside; the payment is asked again, fresh.
+  const drift = [];
+  const again = await v2('reapprove').resume(roundTrip(ann.checkpoint), { decisions: { big: { type: 'approve', by: 'bob' } } }, { onEvent: (ev) => drift.push(ev) });
+  assert.deepEqual(drift.filter((ev) => ev.type === 'config-drift'), [{ type: 'config-drift', added: ['refund'], removed: ['wipe'], changed: ['pay'] }]);
+  assert.equal(again.interrupted, true);
+  assert.deepEqual(again.interrupts.map((i) => [i.id, i.approvals]), [['big', undefined]]);
+  assert.ok(again.checkpoint.fingerprint.tools.refund, 'the new checkpoint records the new agent');
+  const one = await v2('reapprove').resume(roundTrip(again.checkpoint), { decisions: { big: { type: 'approve', by: 'ann' } } });
+  const done = await v2('reapprove').resume(roundTrip(one.checkpoint), { decisions: { big: { type: 'approve', by: 'bob' } } });
+  assert.equal(done.text, 'ok');
+  assert.deepEqual(runs, ['pay 900', 'look']);
+  // 'continue' takes the old approvals as they are.
+  reset();
+  const cont = await v2('continue').resume(roundTrip(ann.checkpoint), { decisions: { big: { type: 'approve', by: 'bob' } } });
+  assert.equal(cont.text, 'ok');
+  assert.deepEqual(runs, ['pay 900', 'look']);
+});
+
 test('bad approval and budget options are ConfigErrors naming them', () => {
   const m = scriptedModel(['x']);
   // Refused when the agent is made (the .wasm is loaded) or at its first call (it is not yet).
@@ -214,5 +252,6 @@ test('bad approval and budget options are ConfigErrors naming them', () => {
     check({ budget: { total: 5 } }, /did you mean "totalTokens"/),
     check({ budget: { totalTokens: -1 } }, /config\.budget\.totalTokens/),
     check({ budget: { totalTokens: 5, onExceeded: 'ask' } }, /onExceeded: 'ask'.*not available in this release/),
+    check({ onDrift: 'ignore' }, /config\.onDrift: expected "error", "reapprove" or "continue", got "ignore"/),
   ]);
 });

@@ -280,8 +280,12 @@ describe('checkpoints bound to their agent and session (issue 22, findings 2 and
     // Named: checkpoints survive a deploy that changes the tools, and the new rules apply to what comes next.
     const named = { ...KEYS, agent: 'payments' };
     const v1 = agent({ model: script(), tools: tools(false), checkpointKeys: named });
-    const v2 = agent({ model: script(), tools: tools(true), checkpointKeys: named });
+    const v2 = agent({ model: script(), tools: tools(true), checkpointKeys: named, onDrift: 'reapprove' });
     const p1 = await v1.prompt('Pay.');
+    // The signature lets it through; the changed tool is drift, refused by default (onDrift 'error').
+    const drift = await agent({ model: script(), tools: tools(true), checkpointKeys: named }).resume(p1.checkpoint, 'savings').catch((x) => x);
+    assert.equal(drift.name, 'ConfigDriftError', drift.message);
+    assert.deepEqual(drift.changed, ['transfer']);
     const r2 = await v2.resume(p1.checkpoint, 'savings');
     assert.equal(r2.interrupts?.[0]?.kind, 'approval', 'the approval v2 added is asked');
     assert.ok(!ran.includes('transfer'));
