@@ -62,6 +62,9 @@ struct CallSpec {
     input: Value,
     outcome: Outcome_,
     deny: bool,
+    /// Distinct approvers a gated call waits for (one per resume), and whether its approval is remembered.
+    approvers: u32,
+    remember: bool,
 }
 
 fn call_spec() -> impl Strategy<Value = CallSpec> {
@@ -76,12 +79,16 @@ fn call_spec() -> impl Strategy<Value = CallSpec> {
         json_value(),
         outcome,
         any::<bool>(),
+        1u32..4,
+        any::<bool>(),
     )
-        .prop_map(|(tool, input, outcome, deny)| CallSpec {
+        .prop_map(|(tool, input, outcome, deny, approvers, remember)| CallSpec {
             tool,
             input,
             outcome,
             deny,
+            approvers,
+            remember,
         })
 }
 
@@ -136,9 +143,13 @@ fn checkpoints_of(spec: &RunSpec) -> Vec<Checkpoint> {
         description: String::new(),
         input_schema: json!({"type": "object"}),
     };
+    let mut fingerprint = resumable_agent::Fingerprint::default();
+    fingerprint.instructions = Some("0badcafe".into());
+    fingerprint.tools.insert("gated".into(), json!("12345678"));
     let config = RunConfig::new([definition("plain"), definition("gated")])
         .approval("gated", resumable_agent::OnExpire::Deny)
-        .max_iterations(100);
+        .max_iterations(100)
+        .fingerprint(fingerprint, resumable_agent::OnDrift::Error);
     let specs: HashMap<String, CallSpec> = spec
         .turns
         .iter()
@@ -182,12 +193,15 @@ fn checkpoints_of(spec: &RunSpec) -> Vec<Checkpoint> {
                 }
             }
             Step::Review(calls) => {
-                let needed = calls
-                    .iter()
-                    .filter(|c| c.name == "gated")
-                    .map(|c| (c.id.clone(), Some(60_000)))
-                    .collect();
-                run.reviewed(needed, spec.now);
+                // As the agent's driver does: a remembered approval answers a call that waits for one approver.
+                let mut needed = Vec::new();
+                for c in calls.iter().filter(|c| c.name == "gated") {
+                    let k = specs[&c.id].approvers;
+                    if k > 1 || !run.approve_remembered(&c.id) {
+                        needed.push(resumable_agent::Need::new(c.id.clone(), Some(60_000)).approvers(k));
+                    }
+                }
+                run.reviewed_with(needed, spec.now);
             }
             Step::CallTool(c) => {
                 let outcome = match &specs[&c.id].outcome {
@@ -212,9 +226,16 @@ fn checkpoints_of(spec: &RunSpec) -> Vec<Checkpoint> {
                 let input = if cp.interrupts[0].kind == resumable_agent::InterruptKind::Question {
                     Resume::Answer(format!("answer {}", cp.interrupts[0].id))
                 } else {
+                    // One more approver per resume ("a0", "a1", …) where several are needed; denials by the next one.
                     Resume::decisions(cp.interrupts.iter().map(|i| {
-                        if specs[&i.id].deny {
-                            Decision::deny("no")
+                        let c = &specs[&i.id];
+                        let by = format!("a{}", i.approvals.len());
+                        if c.deny {
+                            Decision::deny("no").by(by)
+                        } else if i.approvers.is_some() {
+                            Decision::approve().by(by)
+                        } else if c.remember {
+                            Decision::approve_and_remember()
                         } else {
                             Decision::approve()
                         }
@@ -243,6 +264,9 @@ fn checkpoints_of(spec: &RunSpec) -> Vec<Checkpoint> {
 fn decode_then_encode_is_byte_identical_for_10_000_random_checkpoints() {
     let checked = Arc::new(AtomicU64::new(0));
     let count = checked.clone();
+    // Checkpoints with approvals of several approvers under way, and with remembered approvals.
+    let (several, remembered) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (several_, remembered_) = (several.clone(), remembered.clone());
     let mut runner = TestRunner::new(Config {
         cases: 1_600,
         ..Config::default()
@@ -250,6 +274,12 @@ fn decode_then_encode_is_byte_identical_for_10_000_random_checkpoints() {
     runner
         .run(&run_spec(), move |spec| {
             for cp in checkpoints_of(&spec) {
+                if cp.interrupts.iter().any(|i| !i.approvals.is_empty()) {
+                    several_.fetch_add(1, Ordering::Relaxed);
+                }
+                if !cp.remembered.is_empty() {
+                    remembered_.fetch_add(1, Ordering::Relaxed);
+                }
                 let text = cp.to_json();
                 let decoded = Checkpoint::from_json(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
                 prop_assert_eq!(&decoded.to_json(), &text);
@@ -263,8 +293,15 @@ fn decode_then_encode_is_byte_identical_for_10_000_random_checkpoints() {
         })
         .unwrap();
     let n = checked.load(Ordering::Relaxed);
-    println!("decode→encode identical: {n} random checkpoints");
+    let (several, remembered) = (several.load(Ordering::Relaxed), remembered.load(Ordering::Relaxed));
+    println!(
+        "decode→encode identical: {n} random checkpoints ({several} with approvals under way, {remembered} with remembered ones)"
+    );
     assert!(n >= 10_000, "only {n} checkpoints");
+    assert!(
+        several >= 100 && remembered >= 100,
+        "too few: {several} with approvals, {remembered} remembered"
+    );
 }
 
 /// Two JSON values as a JS host sees them after `JSON.parse`: numbers as doubles, keys in any order.
