@@ -74,7 +74,7 @@ pub mod names {
     pub const INTERRUPT_KINDS: &str = "gen_ai.agent.interrupt.kinds";
     /// On the pause event: the earliest expiry, ms since the epoch.
     pub const INTERRUPT_EXPIRES_AT: &str = "gen_ai.agent.interrupt.expires_at";
-    /// On the resume event: each decision's outcome (`approved`, `denied`, `answered`, `expired`).
+    /// On the resume event: each decision's outcome (`approved`, `pending` — one approver of several —, `denied`, `answered`, `expired`).
     pub const DECISION_OUTCOMES: &str = "gen_ai.agent.decision.outcomes";
     /// How the call ended: `completed`, `paused` or `failed`.
     pub const RUN_STATUS: &str = "resumable_agent.run.status";
@@ -229,6 +229,9 @@ fn outcome_of(a: &Applied) -> &'static str {
         "expired"
     } else if a.approved {
         "approved"
+    } else if a.pending {
+        // One approver of several: the call still waits.
+        "pending"
     } else if a.interrupt.kind == InterruptKind::Approval || a.result.as_ref().is_some_and(|r| r.is_error) {
         "denied"
     } else {
@@ -484,6 +487,22 @@ impl RunTrace {
 #[cfg(test)]
 mod tests {
     use super::is_traceparent;
+
+    #[test]
+    fn an_approval_of_one_approver_of_several_is_pending_not_denied() {
+        let cp = crate::Checkpoint::from_json(
+            r#"{"version":2,"messages":[{"role":"user","content":"pay"},{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"pay","input":{}}]}],
+                "iterations":1,"usage":{"inputTokens":0,"outputTokens":0},"reviewed":true,"pendingToolUseId":"c",
+                "question":"Approve the call to pay?","interrupts":[{"kind":"approval","id":"c","toolName":"pay","input":{},"approvers":2}]}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let config = crate::RunConfig::new([crate::ToolDefinition::new("pay", "Pays.", serde_json::json!({"type": "object"}))])
+            .approval("pay", crate::OnExpire::Error);
+        let resume = crate::Resume::decisions_by_id([("c", crate::Decision::approve().by("ann"))]);
+        let run = crate::Run::resume(&config, cp, resume, 1).unwrap_or_else(|e| panic!("{e}"));
+        let outcomes: Vec<&str> = run.applied().iter().map(super::outcome_of).collect();
+        assert_eq!(outcomes, ["pending"]);
+    }
 
     #[test]
     fn traceparents_are_version_00_with_lowercase_hex_ids_that_are_not_zero() {
