@@ -96,8 +96,23 @@ export interface ElicitationInterrupt {
   requestedSchema: Record<string, unknown>;
 }
 
-/** What a paused run waits for: approval requests of one turn, one question, or one call's requests for input. */
-export type Interrupt = ApprovalInterrupt | QuestionInterrupt | ElicitationInterrupt;
+/**
+ * The run's token budget is spent and its agent asks (`budget: { …, onExceeded: 'ask' }`): between turns, alone.
+ * Approve it with a larger budget — `{ type: 'approve', budget: { totalTokens } }`, each limit given replacing the
+ * agent's (kept in the checkpoint) — or deny it: the run then ends in BudgetExceededError.
+ */
+export interface BudgetInterrupt {
+  kind: 'budget';
+  id: 'budget';
+  toolName: '';
+  /** The limit reached, the budget in force and what the run has used. */
+  input: { limit: 'totalTokens' | 'inputTokens' | 'outputTokens'; budget: { totalTokens?: number; inputTokens?: number; outputTokens?: number }; usage: Usage };
+  question: string;
+}
+
+/** What a paused run waits for: approval requests of one turn, one question, one call's requests for input, or a
+ * larger token budget. */
+export type Interrupt = ApprovalInterrupt | QuestionInterrupt | ElicitationInterrupt | BudgetInterrupt;
 
 /**
  * The human's answer to one interrupt. `approve` (approvals): run the call, with `modifiedArgs` instead of
@@ -110,7 +125,7 @@ export type Interrupt = ApprovalInterrupt | QuestionInterrupt | ElicitationInter
  * once), recorded in the events and, for a denial, in the result the model reads.
  */
 export type Decision =
-  | { type: 'approve'; modifiedArgs?: unknown; remember?: 'tool'; by?: string }
+  | { type: 'approve'; modifiedArgs?: unknown; remember?: 'tool'; by?: string; budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number } }
   | { type: 'deny'; message?: string; by?: string }
   | { type: 'answer'; text: string }
   | { type: 'accept'; content?: Record<string, string | number | boolean | string[]> }
@@ -160,6 +175,8 @@ export interface Checkpoint {
   reviewed?: boolean;
   /** Tools approved with `remember: 'tool'`: their later calls in this run are approved without asking. */
   remembered?: string[];
+  /** The token limits a decision raised the run's budget to (each replacing the agent's). */
+  budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number };
   /** What decided the run's approvals when this checkpoint was written, as short hashes: the instructions, each
    * tool (schema and approval rule), the approval policy. A resume compares it with the agent's (`onDrift`). */
   fingerprint?: { instructions?: string; tools: Record<string, string>; approval?: string };
@@ -732,9 +749,10 @@ export interface AgentConfig {
   /**
    * Tokens the whole run may use, counted across resumes from the checkpoint's `usage`: a model call that would
    * start at or past a limit ends the run in BudgetExceededError (with the checkpoint; resuming it with a larger
-   * budget continues). Not part of the agent's fingerprint. See README "Token budgets".
+   * budget continues) — or, with `onExceeded: 'ask'`, pauses with a `budget` interrupt that a decision raising the
+   * budget answers. Not part of the agent's fingerprint. See README "Token budgets".
    */
-  budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number; onExceeded?: 'error' };
+  budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number; onExceeded?: 'error' | 'ask' };
   /**
    * What a resume does when the agent changed (tools added, removed, or with another schema or approval rule; other
    * instructions or approval policy) since the run paused in the middle of a turn: 'error' (default:

@@ -294,6 +294,20 @@ impl ApprovalMark {
     }
 }
 
+/// Written and read as `{ totalTokens?, inputTokens?, outputTokens? }` through a JSON value (a decision's `budget`,
+/// the raise a checkpoint keeps).
+impl Serialize for Budget {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Budget::from_value(&Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
 /// What a remembered approval covers: `remember: "tool"` approves later calls of the same tool in this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -310,6 +324,9 @@ pub enum OnExceeded {
     /// The run ends in [`AgentError::BudgetExceeded`](crate::AgentError) (with the checkpoint).
     #[default]
     Error,
+    /// The run pauses with a `budget` interrupt: a decision that raises the budget lets it go on (the raise is kept
+    /// in the checkpoint); a denial ends it in [`AgentError::BudgetExceeded`](crate::AgentError).
+    Ask,
 }
 
 /// A bound on the tokens of a whole run, across resumes; any limit may be left out.
@@ -347,6 +364,12 @@ impl Budget {
         self
     }
 
+    /// Pause for a decision that raises it, instead of ending the run, once it is spent.
+    pub fn ask(mut self) -> Self {
+        self.on_exceeded = OnExceeded::Ask;
+        self
+    }
+
     /// The limit `usage` has reached (`totalTokens`, `inputTokens` or `outputTokens`), if any: a call is refused
     /// when usage already equals or exceeds the budget.
     pub fn spent(&self, usage: Usage) -> Option<&'static str> {
@@ -377,6 +400,53 @@ impl Budget {
             }
         }
         Value::Object(o)
+    }
+
+    /// Reads `{ totalTokens?, inputTokens?, outputTokens? }` (whole numbers), naming what is wrong.
+    ///
+    /// # Errors
+    /// An unknown key, or a limit that is not a whole number.
+    pub fn from_value(v: &Value) -> Result<Self, String> {
+        let o = v
+            .as_object()
+            .ok_or("budget: expected { totalTokens?, inputTokens?, outputTokens? }")?;
+        if let Some(k) = o
+            .keys()
+            .find(|k| !matches!(k.as_str(), "totalTokens" | "inputTokens" | "outputTokens"))
+        {
+            return Err(crate::options::unknown_option(
+                "budget",
+                k,
+                &["totalTokens", "inputTokens", "outputTokens"],
+                &[],
+            ));
+        }
+        let limit = |k: &str| match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(n) => n.as_u64().map(Some).ok_or_else(|| {
+                format!(
+                    "budget.{k}: expected a whole number of tokens, got {}",
+                    crate::options::describe(n)
+                )
+            }),
+        };
+        Ok(Budget {
+            total_tokens: limit("totalTokens")?,
+            input_tokens: limit("inputTokens")?,
+            output_tokens: limit("outputTokens")?,
+            on_exceeded: OnExceeded::Error,
+        })
+    }
+
+    /// This budget with each limit `raise` gives in its place.
+    #[must_use]
+    pub fn raised(self, raise: &Budget) -> Self {
+        Budget {
+            total_tokens: raise.total_tokens.or(self.total_tokens),
+            input_tokens: raise.input_tokens.or(self.input_tokens),
+            output_tokens: raise.output_tokens.or(self.output_tokens),
+            on_exceeded: self.on_exceeded,
+        }
     }
 
     /// True when no limit is set.

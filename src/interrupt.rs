@@ -3,9 +3,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The id of the interrupt a run whose token budget is spent pauses on (`onExceeded: 'ask'`).
+pub const BUDGET_INTERRUPT: &str = "budget";
+
 /// Why a run waits for a human.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum InterruptKind {
     /// A call of a tool with `needs_approval` waits for approve / deny, before any call of its turn ran.
     Approval,
@@ -14,6 +18,9 @@ pub enum InterruptKind {
     /// A tool needs input to go on ([`ToolError::Input`](crate::ToolError::Input), an MCP server's
     /// elicitation): answered with accept (and content), decline or cancel, after which the call runs again.
     Elicitation,
+    /// The run's token budget is spent and its agent asks (`onExceeded: 'ask'`): approved with a larger budget, the
+    /// run goes on; denied, it ends in [`AgentError::BudgetExceeded`](crate::AgentError). Id `budget`, between turns.
+    Budget,
 }
 
 impl InterruptKind {
@@ -23,6 +30,7 @@ impl InterruptKind {
             InterruptKind::Approval => "approval",
             InterruptKind::Question => "question",
             InterruptKind::Elicitation => "elicitation",
+            InterruptKind::Budget => "budget",
         }
     }
 }
@@ -90,7 +98,7 @@ impl Interrupt {
     /// What to show the human: the question, or a sentence naming the tool of an approval request.
     pub fn prompt(&self) -> String {
         match (&self.kind, &self.question, &self.message) {
-            (InterruptKind::Question, Some(q), _) => q.clone(),
+            (InterruptKind::Question | InterruptKind::Budget, Some(q), _) => q.clone(),
             (InterruptKind::Elicitation, _, Some(m)) => m.clone(),
             _ => approval_sentence(&self.tool_name),
         }
@@ -119,6 +127,10 @@ pub enum Decision {
         /// for several approvers).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         by: Option<String>,
+        /// For a `budget` interrupt: the larger budget the run goes on with (`{ totalTokens?, inputTokens?,
+        /// outputTokens? }`, each limit given replacing the agent's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<crate::approval::Budget>,
     },
     /// Do not run the call (or decline to answer a question): the model gets an error result with `message`.
     Deny {
@@ -153,6 +165,7 @@ impl Decision {
             modified_args: None,
             remember: None,
             by: None,
+            budget: None,
         }
     }
     /// Approve with edited input.
@@ -161,6 +174,7 @@ impl Decision {
             modified_args: Some(input),
             remember: None,
             by: None,
+            budget: None,
         }
     }
     /// Approve this call and, without asking, later calls of the same tool in this run.
@@ -169,6 +183,16 @@ impl Decision {
             modified_args: None,
             remember: Some(crate::approval::Remember::Tool),
             by: None,
+            budget: None,
+        }
+    }
+    /// Go on with a larger token budget (a `budget` interrupt).
+    pub fn raise_budget(budget: crate::approval::Budget) -> Self {
+        Decision::Approve {
+            modified_args: None,
+            remember: None,
+            by: None,
+            budget: Some(budget),
         }
     }
     /// Deny, telling the model why.

@@ -80,7 +80,7 @@ pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointError, Checkpoint
 pub use error::AgentError;
 pub use event::{CallResult, Event, EventSink};
 pub use guardrail::{FnGuardrail, Guardrail, GuardrailInput, GuardrailKind, Verdict, guardrail};
-pub use interrupt::{Approval, Decision, Interrupt, InterruptKind, OnExpire, Resume};
+pub use interrupt::{Approval, BUDGET_INTERRUPT, Decision, Interrupt, InterruptKind, OnExpire, Resume};
 pub use keys::{CheckpointKeys, MIN_SECRET_BYTES};
 pub use limits::{
     DEFAULT_MAX_CHECKPOINT_BYTES, DEFAULT_MAX_DEPTH, JSON_MEMORY_FACTOR, JSON_MEMORY_FLOOR, Limits, MAX_DEPTH_LIMIT,

@@ -560,22 +560,22 @@ fn budget(value: Value) -> Result<crate::approval::Budget, String> {
             ("tokens", "totalTokens"),
         ],
     )?;
+    let on_exceeded = match b.string("onExceeded")?.as_deref() {
+        None | Some("error") => crate::approval::OnExceeded::Error,
+        Some("ask") => crate::approval::OnExceeded::Ask,
+        Some(other) => {
+            return Err(format!(
+                "{}: expected \"error\" or \"ask\", got {other:?}",
+                b.at("onExceeded")
+            ));
+        }
+    };
     let budget = crate::approval::Budget {
         total_tokens: b.integer("totalTokens", 0)?,
         input_tokens: b.integer("inputTokens", 0)?,
         output_tokens: b.integer("outputTokens", 0)?,
-        on_exceeded: crate::approval::OnExceeded::Error,
+        on_exceeded,
     };
-    match b.string("onExceeded")?.as_deref() {
-        None | Some("error") => {}
-        Some("ask") => {
-            return Err(format!(
-                "{}: 'ask' (pausing for a decision that raises the budget) is not available in this release; 'error' ends the run in BudgetExceededError with its checkpoint, which a resume with a larger budget continues",
-                b.at("onExceeded")
-            ));
-        }
-        Some(other) => return Err(format!("{}: expected \"error\", got {other:?}", b.at("onExceeded"))),
-    }
     if budget.is_empty() {
         return Err("config.budget: give totalTokens, inputTokens, outputTokens or several".into());
     }

@@ -269,11 +269,7 @@ fn remember_never_lowers_several_approvers_and_undecided_interrupts_need_a_multi
     ]);
     let agent = builder(model, &runs).build().unwrap();
     let cp = stored(&block_on(agent.prompt("pay")).unwrap());
-    let remember = |by: &str| Decision::Approve {
-        modified_args: None,
-        remember: Some(resumable_agent::Remember::Tool),
-        by: Some(by.to_owned()),
-    };
+    let remember = |by: &str| Decision::approve_and_remember().by(by);
     let cp = stored(&block_on(agent.resume(cp, Resume::decisions_by_id([("c1", remember("ann"))]))).unwrap());
     let out = block_on(agent.resume(cp, Resume::decisions_by_id([("c1", remember("bob"))]))).unwrap();
     // c1 ran; c2 asks two approvers again, and nothing was remembered.
@@ -693,4 +689,74 @@ fn a_changed_policy_is_drift_of_every_tool_and_checkpoints_without_a_fingerprint
             .is_some_and(|f| f.approval.is_some())
     );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_spent_budget_that_asks_pauses_between_turns_and_a_raise_or_a_denial_answers_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = || {
+        TestModel::by_turn([
+            turn(vec![call("c1", "look", json!({}))]).with_usage(40, 20),
+            turn(vec![call("c2", "look", json!({}))]).with_usage(40, 20),
+            turn(vec![call("c3", "look", json!({}))]).with_usage(40, 20),
+            ModelResponse::text("done").with_usage(40, 20),
+        ])
+    };
+    let agent = builder(script(), &runs)
+        .budget(Budget::total_tokens(100).ask())
+        .build()
+        .unwrap();
+    let paused = block_on(agent.prompt("go")).unwrap();
+    let cp = stored(&paused);
+    let i = &cp.interrupts[0];
+    assert_eq!(
+        (i.kind, i.id.as_str(), cp.iterations),
+        (resumable_agent::InterruptKind::Budget, "budget", 2)
+    );
+    assert_eq!(i.input["limit"], "totalTokens");
+    assert_eq!(i.input["usage"], json!({"inputTokens": 80, "outputTokens": 40}));
+    assert!(paused.question().unwrap().contains("80 input and 40 output tokens"));
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // Decisions that do not raise it enough, or that are not a raise, are refused by name.
+    let refused = |d: Decision| {
+        block_on(agent.resume(cp.clone(), Resume::decisions([d])))
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(refused(Decision::approve()).contains("budget: missing"));
+    assert!(refused(Decision::raise_budget(Budget::total_tokens(110))).contains("still reaches the totalTokens"));
+    assert!(refused(Decision::answer("more")).contains("for a budget request"));
+    // Raised to 150: one more model call, then it asks again (the raise is kept in the checkpoint).
+    let more = block_on(agent.resume(
+        cp.clone(),
+        Resume::decisions([Decision::raise_budget(Budget::total_tokens(150))]),
+    ))
+    .unwrap();
+    let again = stored(&more);
+    assert_eq!(again.budget.map(|b| b.total_tokens), Some(Some(150)));
+    assert_eq!((again.interrupts[0].id.as_str(), again.iterations), ("budget", 3));
+    let answer = Resume::from_answer_json(r#"{"type":"approve","budget":{"totalTokens":1000}}"#).unwrap();
+    let done = block_on(agent.resume(again, answer))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!((done.text.as_str(), runs.load(Ordering::SeqCst)), ("done", 3));
+    // A denial ends the run in BudgetExceeded, its checkpoint no longer paused.
+    let e = block_on(agent.resume(cp, Resume::decisions([Decision::deny("enough")]))).unwrap_err();
+    let AgentError::BudgetExceeded { checkpoint, .. } = e else {
+        panic!("expected BudgetExceeded")
+    };
+    assert!(checkpoint.interrupts.is_empty() && Checkpoint::from_json(&checkpoint.to_json()).is_ok());
+    // A raise is only for a budget request.
+    let model = TestModel::by_turn([turn(vec![call("p", "pay", json!({"amount": 1}))])]);
+    let cp = stored(&block_on(builder(model.clone(), &runs).build().unwrap().prompt("pay")).unwrap());
+    let e = block_on(
+        builder(model, &runs)
+            .build()
+            .unwrap()
+            .resume(cp, Resume::decisions([Decision::raise_budget(Budget::total_tokens(5))])),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("only a budget request takes one"), "{e}");
 }

@@ -361,6 +361,7 @@ fn resuming_any_checkpoint_event_gives_the_same_final_transcript() {
             Some(InterruptKind::Approval) => Resume::decisions([Decision::approve()]),
             Some(InterruptKind::Question) => "yes".into(),
             Some(InterruptKind::Elicitation) => Resume::decisions([Decision::Cancel]),
+            Some(_) => Resume::decisions([Decision::deny("no")]),
             None => "".into(),
         }
     };

@@ -22,7 +22,7 @@ const wrong: PolicyDecision = 'maybe';
 void wrong;
 
 export async function payInvoices(user: string): Promise<string> {
-  const a = agent({ model: scriptedModel(['ok']), tools: [pay], approval, budget: { totalTokens: 100_000 } });
+  const a = agent({ model: scriptedModel(['ok']), tools: [pay], approval, budget: { totalTokens: 100_000, onExceeded: 'ask' } });
   try {
     const r = await a.prompt('Pay the invoices.', {
       onEvent: (e: AgentEvent) => {
@@ -33,6 +33,8 @@ export async function payInvoices(user: string): Promise<string> {
     if (!isInterrupted(r)) return r.text;
     const decisions: Record<string, Decision> = {};
     for (const i of r.interrupts) {
+      // The budget is spent: go on with twice as much.
+      if (i.kind === 'budget') decisions[i.id] = { type: 'approve', budget: { totalTokens: 2 * (i.input.budget.totalTokens ?? 100_000) } };
       if (i.kind !== 'approval') continue;
       // `by` comes from your own login, never from what the client sent.
       decisions[i.id] = (i.approvers ?? 1) > 1 ? { type: 'approve', by: user } : { type: 'approve', remember: 'tool', by: user };

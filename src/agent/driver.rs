@@ -271,7 +271,7 @@ async fn drive_steps(
                 });
             }
             Step::OverBudget(limit) => {
-                let (budget, usage) = (run.config().budget.unwrap_or_default(), run.checkpoint().usage);
+                let (budget, usage) = (run.budget().unwrap_or_default(), run.checkpoint().usage);
                 return Err(AgentError::BudgetExceeded {
                     limit,
                     budget,

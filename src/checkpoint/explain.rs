@@ -141,6 +141,9 @@ pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
             }
         }
     }
+    if let Some(b) = root.get("budget").filter(|b| !b.is_null()) {
+        crate::approval::Budget::from_value(b).map_err(|p| CheckpointError::at("budget", p))?;
+    }
     if let Some(f) = root.get("fingerprint").filter(|f| !f.is_null()) {
         crate::approval::Fingerprint::from_value(f).map_err(|p| CheckpointError::at("fingerprint", p))?;
     }
@@ -184,11 +187,11 @@ fn array_field<'a>(
 fn explain_interrupt(v: &Value, path: &str) -> Result<(), CheckpointError> {
     let o = obj(v, path)?;
     match required(o, "kind", path)? {
-        Value::String(k) if matches!(k.as_str(), "approval" | "question" | "elicitation") => {}
+        Value::String(k) if matches!(k.as_str(), "approval" | "question" | "elicitation" | "budget") => {}
         other => {
             return Err(CheckpointError::at(
                 join(path, "kind"),
-                format!("expected \"approval\", \"question\" or \"elicitation\", got {other}"),
+                format!("expected \"approval\", \"question\", \"elicitation\" or \"budget\", got {other}"),
             ));
         }
     }

@@ -77,6 +77,10 @@ pub struct Checkpoint {
     /// approved without asking (unless a policy denies them or asks for several approvers).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remembered: Vec<String>,
+    /// The token limits a human raised the run's budget to (a `budget` interrupt's decision), each replacing the
+    /// agent's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::approval::Budget>,
     /// What decided the run's approvals when this checkpoint was written, part by part (see
     /// [`Fingerprint`](crate::Fingerprint)): a resume by an agent that changed since reports the drift and applies its
     /// [`OnDrift`](crate::OnDrift). Absent in checkpoints of runs driven without an agent, and of older releases.
@@ -214,6 +218,8 @@ struct Raw {
     #[serde(default)]
     fingerprint: Option<crate::approval::Fingerprint>,
     #[serde(default)]
+    budget: Option<crate::approval::Budget>,
+    #[serde(default)]
     pending_input: Option<crate::tool::PendingInput>,
     #[serde(default, deserialize_with = "crate::message::present")]
     state: Option<Value>,
@@ -253,6 +259,7 @@ impl Checkpoint {
             reviewed: false,
             remembered: Vec::new(),
             fingerprint: None,
+            budget: None,
             pending_input: None,
             state: None,
             structured: None,
@@ -488,6 +495,7 @@ impl Raw {
             reviewed: self.reviewed.unwrap_or(false),
             remembered: self.remembered.unwrap_or_default(),
             fingerprint: self.fingerprint,
+            budget: self.budget,
             pending_input: self.pending_input,
             state: self.state,
             structured: self.structured,

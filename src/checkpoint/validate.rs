@@ -117,15 +117,30 @@ impl Checkpoint {
         self.validate_approved(&turn, &pending)
     }
 
-    /// Without calls in progress, nothing of a turn's bookkeeping is set.
+    /// Without calls in progress, nothing of a turn's bookkeeping is set — but for a run paused on its token
+    /// budget, which waits for the one `budget` interrupt between turns.
     fn validate_closed_turn(&self) -> Result<(), CheckpointError> {
+        let on_budget = matches!(self.interrupts.as_slice(), [i] if i.kind == InterruptKind::Budget);
+        if on_budget {
+            let i = self.interrupts.first().map(|i| (i.id.as_str(), i.question.is_some()));
+            if i != Some((crate::interrupt::BUDGET_INTERRUPT, true)) {
+                return Err(CheckpointError::at(
+                    "interrupts[0]",
+                    format!(
+                        "a budget interrupt has the id {:?} and a question",
+                        crate::interrupt::BUDGET_INTERRUPT
+                    ),
+                ));
+            }
+            self.validate_pause()?;
+        }
         let stray = [
-            ("interrupts", !self.interrupts.is_empty()),
-            ("pendingToolUseId", self.pending_tool_use_id.is_some()),
+            ("interrupts", !self.interrupts.is_empty() && !on_budget),
+            ("pendingToolUseId", self.pending_tool_use_id.is_some() && !on_budget),
             ("toolResults", !self.tool_results.is_empty()),
             ("approved", !self.approved.is_empty()),
             ("reviewed", self.reviewed),
-            ("question", self.question.is_some()),
+            ("question", self.question.is_some() && !on_budget),
             ("pendingInput", self.pending_input.is_some()),
         ];
         match stray.iter().find(|(_, set)| *set) {
@@ -284,7 +299,8 @@ impl Checkpoint {
 
     /// A paused run was reviewed, and `pendingToolUseId` and `question` repeat its first interrupt.
     fn validate_pause(&self) -> Result<(), CheckpointError> {
-        if !self.interrupts.is_empty() && !self.reviewed {
+        let on_budget = self.interrupts.iter().any(|i| i.kind == InterruptKind::Budget);
+        if !self.interrupts.is_empty() && !self.reviewed && !on_budget {
             return Err(CheckpointError::at(
                 "reviewed",
                 "missing, but the run is paused (its turn was checked for approval)",

@@ -312,6 +312,8 @@ pub struct Run<'c> {
     drift: Option<crate::approval::Drift>,
     /// Interrupts asked again on this resume because their agent changed (they may stay undecided).
     asked_again: Vec<String>,
+    /// Set when this resume denied a larger budget: the run ends instead of asking again.
+    budget_denied: bool,
     /// `(bytes, covered)`: the length of the JSON text the run was resumed from, and how many of its messages
     /// that text covers as they still are (all but the last, which a resume may change) — an upper bound of
     /// their size that spares measuring them until a value nears the limit ([`Run::too_large`]).
@@ -352,6 +354,7 @@ impl<'c> Run<'c> {
             newer_sizes: Vec::new(),
             drift: None,
             asked_again: Vec::new(),
+            budget_denied: false,
             read_bytes: None,
             unchanged: 0,
             saved: Saved::default(),
@@ -525,8 +528,14 @@ impl<'c> Run<'c> {
         if self.state.iterations >= self.config.max_iterations {
             return Step::OutOfIterations;
         }
-        if let Some(limit) = self.config.budget.and_then(|b| b.spent(self.state.usage)) {
-            return Step::OverBudget(limit);
+        if let Some(budget) = self.budget() {
+            if let Some(limit) = budget.spent(self.state.usage) {
+                if budget.on_exceeded == crate::approval::OnExceeded::Ask && !self.budget_denied {
+                    self.ask_budget(budget, limit);
+                    return Step::Paused;
+                }
+                return Step::OverBudget(limit);
+            }
         }
         if let Some(rule) = self.config.compaction {
             self.compact(rule);
@@ -717,6 +726,43 @@ impl<'c> Run<'c> {
     /// What changed in the agent since the resumed checkpoint was written (see [`RunConfig::fingerprint`]).
     pub fn drift(&self) -> Option<&crate::approval::Drift> {
         self.drift.as_ref()
+    }
+
+    /// The run's token budget: the agent's, with what a decision raised it to (kept in the checkpoint).
+    pub fn budget(&self) -> Option<crate::approval::Budget> {
+        let b = self.config.budget?;
+        Some(self.state.budget.map_or(b, |raise| b.raised(&raise)))
+    }
+
+    /// Pauses between turns with the `budget` interrupt: the usage, the limit reached and the budget, for a decision
+    /// that raises it.
+    fn ask_budget(&mut self, budget: crate::approval::Budget, limit: &str) {
+        let used = self.state.usage;
+        let question = format!(
+            "The run has used {} input and {} output tokens, reaching its {limit} budget. Go on with a larger budget?",
+            used.input_tokens, used.output_tokens
+        );
+        let mut input = serde_json::Map::new();
+        input.insert("limit".into(), limit.into());
+        input.insert("budget".into(), budget.to_value());
+        input.insert(
+            "usage".into(),
+            serde_json::json!({ "inputTokens": used.input_tokens, "outputTokens": used.output_tokens }),
+        );
+        self.state.set_interrupts(vec![Interrupt {
+            kind: InterruptKind::Budget,
+            id: crate::interrupt::BUDGET_INTERRUPT.into(),
+            tool_name: String::new(),
+            input: Value::Object(input),
+            question: Some(question),
+            options: None,
+            data: None,
+            expires_at: None,
+            message: None,
+            requested_schema: None,
+            approvers: None,
+            approvals: Vec::new(),
+        }]);
     }
 
     /// True when a human approved calls of `tool` with `remember: "tool"` earlier in this run.

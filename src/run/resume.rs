@@ -77,6 +77,7 @@ impl<'c> Run<'c> {
             },
             drift: None,
             asked_again: Vec::new(),
+            budget_denied: false,
         };
         if run.state.interrupts.is_empty() {
             run.continue_with(input)?;
@@ -252,6 +253,33 @@ impl<'c> Run<'c> {
     fn apply(&mut self, interrupt: Interrupt, decision: Decision) -> Applied {
         let result = match decision {
             Decision::Approve {
+                budget: Some(raise), ..
+            } if interrupt.kind == InterruptKind::Budget => {
+                let kept = self.state.budget.unwrap_or_default().raised(&raise);
+                self.state.budget = Some(kept);
+                return Applied {
+                    interrupt,
+                    approved: true,
+                    modified_args: None,
+                    result: None,
+                    expired: false,
+                    by: None,
+                    pending: false,
+                };
+            }
+            Decision::Deny { .. } if interrupt.kind == InterruptKind::Budget => {
+                self.budget_denied = true;
+                return Applied {
+                    interrupt,
+                    approved: false,
+                    modified_args: None,
+                    result: None,
+                    expired: false,
+                    by: None,
+                    pending: false,
+                };
+            }
+            Decision::Approve {
                 modified_args,
                 remember,
                 ..
@@ -351,6 +379,7 @@ impl<'c> Run<'c> {
                             InterruptKind::Approval => "approval request",
                             InterruptKind::Question => "question",
                             InterruptKind::Elicitation => "request for input",
+                            InterruptKind::Budget => "budget request",
                         }
                     )),
                 }),
@@ -363,6 +392,7 @@ impl<'c> Run<'c> {
                 InterruptKind::Approval,
                 Decision::Approve { .. } | Decision::Deny { .. }
             ) | (InterruptKind::Question, Decision::Answer { .. } | Decision::Deny { .. })
+                | (InterruptKind::Budget, Decision::Approve { .. } | Decision::Deny { .. })
                 | (
                     InterruptKind::Elicitation,
                     Decision::Accept { .. } | Decision::Decline | Decision::Cancel | Decision::Deny { .. }
@@ -372,6 +402,7 @@ impl<'c> Run<'c> {
             let expected = match interrupt.kind {
                 InterruptKind::Approval => "\"approve\" or \"deny\" for an approval request",
                 InterruptKind::Question => "\"answer\" or \"deny\" for a question",
+                InterruptKind::Budget => "\"approve\" (with a larger budget) or \"deny\" for a budget request",
                 InterruptKind::Elicitation => {
                     "\"accept\" (with content), \"decline\" or \"cancel\" for an elicitation (or \"deny\" to end the call)"
                 }
@@ -380,6 +411,9 @@ impl<'c> Run<'c> {
                 Some(&interrupt.id),
                 format!("expected {expected}, got \"{}\"", decision.type_name()),
             )));
+        }
+        if let Err(problem) = self.check_budget(interrupt, &decision) {
+            return Err(Check::Invalid(decision_error(Some(&interrupt.id), problem)));
         }
         if let Some(by) = decision.approver() {
             if by.is_empty() || by.chars().count() > 200 {
@@ -440,6 +474,40 @@ impl<'c> Run<'c> {
                 .map_err(|p| Check::Invalid(decision_error(Some(&interrupt.id), p)))?;
         }
         Ok(decision)
+    }
+
+    /// A budget interrupt is approved with a budget the run's usage has not reached (else it would ask again at
+    /// once), and only it takes one; nor does it take `modifiedArgs` or `remember`.
+    fn check_budget(&self, interrupt: &Interrupt, decision: &Decision) -> Result<(), String> {
+        let Decision::Approve {
+            modified_args,
+            remember,
+            budget,
+            ..
+        } = decision
+        else {
+            return Ok(());
+        };
+        if interrupt.kind != InterruptKind::Budget {
+            return match budget {
+                Some(_) => Err("budget: only a budget request takes one".into()),
+                None => Ok(()),
+            };
+        }
+        if modified_args.is_some() || remember.is_some() {
+            return Err("a budget request is approved with { type: 'approve', budget } only".into());
+        }
+        let Some(raise) = budget.filter(|b| !b.is_empty()) else {
+            return Err("budget: missing; approve a budget request with a larger budget: { type: 'approve', budget: { totalTokens } }".into());
+        };
+        let now = self.budget().unwrap_or_default().raised(&raise);
+        match now.spent(self.state.usage) {
+            Some(limit) => Err(format!(
+                "budget: the run has used {} input and {} output tokens, which still reaches the {limit} given; give more",
+                self.state.usage.input_tokens, self.state.usage.output_tokens
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Records an elicitation's answer (MCP's `ElicitResult`) for the call that asked, which runs again.
@@ -573,7 +641,9 @@ pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>, by: Option<&s
     let who = by.map_or_else(|| "The user".to_owned(), |b| format!("The user {b:?}"));
     let what = match interrupt.kind {
         InterruptKind::Approval => format!("{who} denied this call to {}; it did not run", interrupt.tool_name),
-        InterruptKind::Question | InterruptKind::Elicitation => format!("{who} declined to answer"),
+        InterruptKind::Question | InterruptKind::Elicitation | InterruptKind::Budget => {
+            format!("{who} declined to answer")
+        }
     };
     match message {
         Some(m) if !m.is_empty() => format!("{what}: {m}"),
@@ -585,6 +655,10 @@ pub(super) fn denial(interrupt: &Interrupt, message: Option<&str>, by: Option<&s
 /// The error of a resume without an answer for a run that waits for one (`pending`).
 fn no_answer(pending: &[Interrupt]) -> AgentError {
     let problem = match pending {
+        [only] if only.kind == InterruptKind::Budget => format!(
+            "no answer given, but the run waits for a decision on its token budget ({:?}): resume with {{ type: 'approve', budget: {{ totalTokens }} }} or {{ type: 'deny' }}",
+            only.prompt()
+        ),
         [first, ..] if first.kind == InterruptKind::Elicitation => format!(
             "no answer given, but the run waits for input: {}; resume with {{ type: 'accept', content }}, {{ type: 'decline' }} or {{ type: 'cancel' }} (or {{ decisions }}, one per request)",
             pending
@@ -850,9 +924,12 @@ fn decision(mut value: Value, path: &str, id: Option<String>) -> Result<Decision
         Some("approve") => {
             if let Some(extra) = o
                 .keys()
-                .find(|k| !matches!(k.as_str(), "type" | "modifiedArgs" | "remember" | "by"))
+                .find(|k| !matches!(k.as_str(), "type" | "modifiedArgs" | "remember" | "by" | "budget"))
             {
                 return Err(fail(format!(".{extra}: not a field of an approve decision")));
+            }
+            if let Some(b) = o.get("budget").filter(|b| !b.is_null()) {
+                crate::approval::Budget::from_value(b).map_err(|p| fail(format!(".{p}")))?;
             }
             match o.get("remember") {
                 None | Some(Value::Null) => {}

@@ -321,6 +321,8 @@ struct Rest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     fingerprint: &'a Option<crate::approval::Fingerprint>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    budget: &'a Option<crate::approval::Budget>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pending_input: &'a Option<crate::tool::PendingInput>,
     #[serde(skip_serializing_if = "is_zero")]
     output_attempts: u32,
@@ -349,6 +351,7 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         reviewed: cp.reviewed,
         remembered: &cp.remembered,
         fingerprint: &cp.fingerprint,
+        budget: &cp.budget,
         pending_input: &cp.pending_input,
         output_attempts: cp.output_attempts,
         created_at: cp.created_at,
@@ -553,6 +556,7 @@ fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), C
         "reviewed" => state.reviewed = field(at, k, v)?,
         "remembered" => state.remembered = field(at, k, v)?,
         "fingerprint" => state.fingerprint = field(at, k, v)?,
+        "budget" => state.budget = field(at, k, v)?,
         "pendingInput" => state.pending_input = field(at, k, v)?,
         "outputAttempts" => state.output_attempts = field(at, k, v)?,
         "createdAt" => state.created_at = field(at, k, v)?,
@@ -576,6 +580,7 @@ fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), Checkpoin
         "reviewed" => state.reviewed = false,
         "remembered" => state.remembered.clear(),
         "fingerprint" => state.fingerprint = None,
+        "budget" => state.budget = None,
         "pendingInput" => state.pending_input = None,
         "outputAttempts" => state.output_attempts = 0,
         "createdAt" => state.created_at = None,

@@ -232,7 +232,9 @@ fn outcome_of(a: &Applied) -> &'static str {
     } else if a.pending {
         // One approver of several: the call still waits.
         "pending"
-    } else if a.interrupt.kind == InterruptKind::Approval || a.result.as_ref().is_some_and(|r| r.is_error) {
+    } else if matches!(a.interrupt.kind, InterruptKind::Approval | InterruptKind::Budget)
+        || a.result.as_ref().is_some_and(|r| r.is_error)
+    {
         "denied"
     } else {
         "answered"
@@ -496,8 +498,12 @@ mod tests {
                 "question":"Approve the call to pay?","interrupts":[{"kind":"approval","id":"c","toolName":"pay","input":{},"approvers":2}]}"#,
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let config = crate::RunConfig::new([crate::ToolDefinition::new("pay", "Pays.", serde_json::json!({"type": "object"}))])
-            .approval("pay", crate::OnExpire::Error);
+        let config = crate::RunConfig::new([crate::ToolDefinition::new(
+            "pay",
+            "Pays.",
+            serde_json::json!({"type": "object"}),
+        )])
+        .approval("pay", crate::OnExpire::Error);
         let resume = crate::Resume::decisions_by_id([("c", crate::Decision::approve().by("ann"))]);
         let run = crate::Run::resume(&config, cp, resume, 1).unwrap_or_else(|e| panic!("{e}"));
         let outcomes: Vec<&str> = run.applied().iter().map(super::outcome_of).collect();

@@ -251,7 +251,35 @@ test('bad approval and budget options are ConfigErrors naming them', () => {
     check({ budget: {} }, /config\.budget: give totalTokens/),
     check({ budget: { total: 5 } }, /did you mean "totalTokens"/),
     check({ budget: { totalTokens: -1 } }, /config\.budget\.totalTokens/),
-    check({ budget: { totalTokens: 5, onExceeded: 'ask' } }, /onExceeded: 'ask'.*not available in this release/),
+    check({ budget: { totalTokens: 5, onExceeded: 'pause' } }, /config\.budget\.onExceeded: expected "error" or "ask", got "pause"/),
     check({ onDrift: 'ignore' }, /config\.onDrift: expected "error", "reapprove" or "continue", got "ignore"/),
   ]);
+});
+
+test("a budget that asks: the run pauses between turns on a 'budget' interrupt, a raise in another call continues it, a denial ends it", async () => {
+  reset();
+  const usage = { inputTokens: 40, outputTokens: 20 };
+  const script = [
+    { content: [toolUse('c1', 'look', {})], usage },
+    { content: [toolUse('c2', 'look', {})], usage },
+    { content: [{ type: 'text', text: 'done' }], usage },
+  ];
+  const a = () => paymentsAgent(script, { budget: { totalTokens: 100, onExceeded: 'ask' } });
+  const paused = await a().prompt('go');
+  assert.equal(paused.interrupted, true);
+  assert.deepEqual(paused.interrupts.map(({ kind, id, input }) => ({ kind, id, input })), [
+    { kind: 'budget', id: 'budget', input: { limit: 'totalTokens', budget: { totalTokens: 100 }, usage: { inputTokens: 80, outputTokens: 40 } } },
+  ]);
+  assert.match(paused.question, /80 input and 40 output tokens/);
+  let e = await a().resume(roundTrip(paused.checkpoint)).catch((x) => x);
+  assert.ok(e instanceof DecisionError && /token budget/.test(e.message), e.message);
+  e = await a().resume(roundTrip(paused.checkpoint), { type: 'approve', budget: { totalTokens: 'lots' } }).catch((x) => x);
+  assert.ok(e instanceof DecisionError && /budget\.totalTokens: expected a whole number/.test(e.message), e.message);
+  const done = await a().resume(roundTrip(paused.checkpoint), { type: 'approve', budget: { totalTokens: 1000 } });
+  assert.equal(done.text, 'done');
+  assert.deepEqual(done.checkpoint.budget, { totalTokens: 1000 });
+  assert.deepEqual(runs, ['look', 'look']);
+  const denied = await a().resume(roundTrip(paused.checkpoint), { type: 'deny' }).catch((x) => x);
+  assert.ok(denied instanceof BudgetExceededError, denied.message);
+  assert.equal(denied.checkpoint.interrupts, undefined);
 });

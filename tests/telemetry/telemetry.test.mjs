@@ -287,7 +287,8 @@ test('no tracer: no spans, no trace context in the checkpoint; a bad telemetry o
 
 test('an untraced agent resumes a traced checkpoint and keeps its trace context; old checkpoints without it load', async () => {
   const paused = await pausingAgent(tracer).prompt('pay 5');
-  const untraced = agent({ model: scriptedModel([{ content: [toolUse('p1', 'pay', { amount: 5 })] }, 'Paid.']), tools: [defineTool({ name: 'pay', schema: (s) => ({ amount: s.number() }), needsApproval: true, handle: () => 'paid' })] });
+  // The same agent but for its tracer (which is not part of it: no drift).
+  const untraced = agent({ instructions: 'Pay what is asked.', model: scriptedModel([{ content: [toolUse('p1', 'pay', { amount: 5 })] }, 'Paid.']), tools: [defineTool({ name: 'pay', schema: (s) => ({ amount: s.number().required() }), needsApproval: true, handle: () => 'paid' })] });
   const done = await untraced.resume(paused.checkpoint, { decisions: [{ type: 'approve' }] });
   assert.equal(done.checkpoint.traceparent, paused.checkpoint.traceparent);
   const old = { ...paused.checkpoint };
