@@ -33,7 +33,9 @@ export async function approve(): Promise<string> {
     if (interrupt.kind === 'approval') decisions[interrupt.id] = { type: 'approve', modifiedArgs: { to: 'ann@example.com' } };
     else if (interrupt.kind === 'question') decisions[interrupt.id] = { type: 'answer', text: interrupt.options?.[0] ?? 'basic' };
     // An MCP server's request for input: content shaped by its requestedSchema.
-    else decisions[interrupt.id] = interrupt.requestedSchema.properties ? { type: 'accept', content: { plan: 'basic' } } : { type: 'decline' };
+    else if (interrupt.kind === 'elicitation') decisions[interrupt.id] = interrupt.requestedSchema.properties ? { type: 'accept', content: { plan: 'basic' } } : { type: 'decline' };
+    // A spent token budget (an agent with budget.onExceeded 'ask'): go on with twice as much.
+    else decisions[interrupt.id] = { type: 'approve', budget: { totalTokens: 2 * (interrupt.input.budget.totalTokens ?? 0) } };
     // @ts-expect-error an approval request has no question (fails if the union stops narrowing)
     if (interrupt.kind === 'approval') void interrupt.question;
   }

@@ -31,6 +31,7 @@ function decide(i: Interrupt, form: Record<string, string>): Decision {
     case 'elicitation': return Object.keys(form).length ? { type: 'accept', content: form } : { type: 'decline' };
     case 'question': return { type: 'answer', text: form.answer ?? '' };
     case 'approval': return { type: 'deny', message: 'not from this form' };
+    case 'budget': return { type: 'deny', message: 'not from this form' };
   }
 }
 
