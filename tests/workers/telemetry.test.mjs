@@ -1,6 +1,7 @@
 // A traced agent in a real local workerd (wrangler dev), its session in KV: the OpenTelemetry JS SDK bundled
 // into the Worker, the spans of a paused call and of the request that resumes it, linked; lists written as
-// JSON text (Workers' own tracing takes scalar attributes only).
+// JSON text (Workers' own tracing takes scalar attributes only). Beside it, in the same Worker: guardrails, and a payment
+// that two approvers approve in requests of their own.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -62,4 +63,34 @@ test('workerd: a Zod tool schema and guardrails (issue 36): the validator refuse
   assert.deepEqual(await guarded('weather in Atlantis'), { text: 'tool said: invalid input for weather: city: no such city' });
   assert.deepEqual(await guarded('weather in Mordor'), { error: 'GuardrailError', guardrail: 'noMordor', kind: 'output', info: 'off the map' });
   assert.deepEqual(await guarded('weather in my password'), { error: 'GuardrailError', guardrail: 'noPasswords', kind: 'input', info: 'a password' });
+});
+
+// Two approvers of one payment, each in a request of their own to a real workerd, the session in KV (its one write per
+// key per second held back by the saver): the login (x-user) is who approves; the same approver twice counts once;
+// the transfer runs once, after the second.
+test('workerd: a payment that waits for two approvers, each approving in a request of their own, runs once', async () => {
+  const call = async (body, user) => {
+    const res = await fetch(new URL('/payments', worker.url), { method: 'POST', headers: { 'content-type': 'application/json', 'x-user': user ?? '' }, body: JSON.stringify(body) });
+    assert.equal(res.status, 200, await res.clone().text());
+    return res.json();
+  };
+  const sessionId = `pay-${Date.now()}`;
+  const first = await call({ sessionId, message: 'pay the invoice' });
+  assert.equal(first.interrupted, true, JSON.stringify(first));
+  assert.deepEqual(first.interrupts.map((i) => [i.id, i.approvers]), [['t1', 2]]);
+  const ann = await call({ sessionId, decisions: { t1: { type: 'approve' } } }, 'ann');
+  assert.equal(ann.interrupted, true, JSON.stringify(ann));
+  assert.deepEqual(ann.interrupts[0].approvals.map((a) => a.by), ['ann']);
+  // Ann's request replayed: still one approver of two.
+  const again = await call({ sessionId, decisions: { t1: { type: 'approve' } } }, 'ann');
+  assert.equal(again.interrupted, true);
+  assert.equal(again.interrupts[0].approvals.length, 1);
+  const before = again.paid;
+  const bob = await call({ sessionId, decisions: { t1: { type: 'approve' } } }, 'bob');
+  assert.equal(bob.text, 'Transferred.', JSON.stringify(bob));
+  assert.equal(bob.paid, before + 1, 'the transfer ran once');
+  // The session is finished (kept): a late approval is refused as a decision for nothing, and nothing runs again.
+  const late = await call({ sessionId, decisions: { t1: { type: 'approve' } } }, 'carol');
+  assert.equal(late.error, 'DecisionError', JSON.stringify(late));
+  assert.equal(late.paid, bob.paid);
 });

@@ -2,6 +2,8 @@
 // needs approval, traced with the OpenTelemetry SDK; answers the call's result and the spans it made.
 // POST /guarded { message }: an agent with a Zod tool schema and an input and an output guardrail; answers the
 // result, or the error's name, guardrail, kind and info.
+// POST /payments { sessionId, message } or { sessionId, decisions } with the approver's login in `x-user`: a session in
+// KV of an agent whose approval policy asks two approvers for payments over 100; answers the result, or the error.
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
 import { agent, defineTool, kvSaver, scriptedModel } from 'resumable-agent';
@@ -41,9 +43,33 @@ async function guarded(request) {
   }
 }
 
+let paid = 0;
+const transfer = defineTool({ name: 'transfer', schema: (s) => ({ amount: s.number().required() }), handle: ({ amount }) => { paid += 1; return `transferred ${amount} (${paid} so far in this isolate)`; } });
+const approval = ({ toolName, input }) => (toolName === 'transfer' && input.amount > 100 ? { ask: true, approvers: 2 } : 'allow');
+
+async function payments(request, env, ctx) {
+  const { sessionId, message, decisions } = await request.json();
+  // `by` comes from the application's own login (here a header standing for it), never from the body.
+  const user = request.headers.get('x-user');
+  const a = agent({
+    model: scriptedModel([{ content: [{ type: 'tool_use', id: 't1', name: 'transfer', input: { amount: 900 } }] }, 'Transferred.']),
+    tools: [transfer],
+    approval,
+  });
+  const session = a.session(kvSaver(env.SESSIONS), sessionId, { keepCompleted: true, waitUntil: (p) => ctx.waitUntil(p) });
+  try {
+    const mine = decisions && Object.fromEntries(Object.entries(decisions).map(([id, d]) => [id, { ...d, by: user }]));
+    const result = mine ? await session.reply({ decisions: mine }) : await session.prompt(message);
+    return Response.json({ text: result.text, interrupted: result.interrupted === true, interrupts: result.interrupts, paid });
+  } catch (e) {
+    return Response.json({ error: e.name, message: e.message, paid });
+  }
+}
+
 export default {
-  async fetch(request, env) {
+  async fetch(request, env, ctx) {
     if (new URL(request.url).pathname === '/guarded') return guarded(request);
+    if (new URL(request.url).pathname === '/payments') return payments(request, env, ctx);
     exporter.reset();
     const { sessionId, message, approve } = await request.json();
     const payer = agent({ model, tools: [pay], telemetry: { tracer, agentName: 'payer' } });
