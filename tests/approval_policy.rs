@@ -760,3 +760,31 @@ fn a_spent_budget_that_asks_pauses_between_turns_and_a_raise_or_a_denial_answers
     .unwrap_err();
     assert!(e.to_string().contains("only a budget request takes one"), "{e}");
 }
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_policy_that_lets_every_call_run_costs_no_checkpoint_of_its_own() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = || {
+        TestModel::by_turn([
+            turn(vec![call("c1", "look", json!({}))]),
+            turn(vec![call("c2", "look", json!({}))]),
+            ModelResponse::text("done"),
+        ])
+    };
+    let checkpoints = |agent: Agent| {
+        let mut n = 0;
+        block_on(agent.run(Input::prompt("go"), &mut |e: &Event<'_>| {
+            n += usize::from(matches!(e, Event::Checkpoint { .. }));
+        }))
+        .unwrap();
+        n
+    };
+    let plain = checkpoints(Agent::builder(script()).tool(counted("look", &runs)).build().unwrap());
+    let policed = checkpoints(builder(script(), &runs).build().unwrap());
+    assert_eq!(
+        policed, plain,
+        "a session saves no more often under a policy that allows"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 4);
+}

@@ -460,8 +460,11 @@ async fn review(
     hooks: &mut Hooks<'_>,
 ) -> Result<(), AgentError> {
     let mut needed = Vec::new();
+    // Whether the review changed anything worth a checkpoint of its own (see the end).
+    let mut changed = false;
     for call in calls {
         let Some(tool) = config.tool(&call.name) else { continue };
+        changed |= tool.may_need_approval();
         let own = if tool.may_need_approval() {
             tool.needs_approval_dyn(&call.input, ToolContext::new(&call.id, run.run_id()))
                 .await
@@ -503,6 +506,7 @@ async fn review(
             (Ok(own), Ok(rule)) => {
                 let (need, expires_in_ms, approvers) = crate::approval::stricter(own, &rule);
                 if need && approvers <= 1 && run.approve_remembered(&call.id) {
+                    changed = true;
                     hooks.emit_ref(&Event::ApprovalResponse {
                         id: &call.id,
                         tool_name: &call.name,
@@ -520,10 +524,12 @@ async fn review(
             }
         };
         if let Some(message) = refused {
+            changed = true;
             run.tool_finished(&call.id, ToolOutcome::Error(message), now_ms());
             hooks.result(run, call);
         }
     }
+    changed |= !needed.is_empty();
     run.reviewed_with(needed, now_ms());
     if hooks.watching() {
         for i in &run.checkpoint().interrupts {
@@ -535,6 +541,12 @@ async fn review(
                 approvers: i.approvers,
             });
         }
+    }
+    // A review only the agent's policy asked for, which let every call run, is not a step of its own (a session
+    // would write it: one more store write per turn); the tool that runs next saves it. Were the run stopped between,
+    // the review runs again, to the same end.
+    if !changed {
+        return Ok(());
     }
     hooks.checkpoint(run, config.codec()).await
 }
