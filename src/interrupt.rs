@@ -95,6 +95,24 @@ pub struct Interrupt {
 }
 
 impl Interrupt {
+    /// An interrupt of `kind` named `id`, about a call of `tool_name` with `input`; nothing else set.
+    pub(crate) fn new(kind: InterruptKind, id: impl Into<String>, tool_name: impl Into<String>, input: Value) -> Self {
+        Interrupt {
+            kind,
+            id: id.into(),
+            tool_name: tool_name.into(),
+            input,
+            question: None,
+            options: None,
+            data: None,
+            expires_at: None,
+            message: None,
+            requested_schema: None,
+            approvers: None,
+            approvals: Vec::new(),
+        }
+    }
+
     /// What to show the human: the question, or a sentence naming the tool of an approval request.
     pub fn prompt(&self) -> String {
         match (&self.kind, &self.question, &self.message) {

@@ -77,18 +77,8 @@ pub(super) fn upgrade_pending_question(cp: &mut Checkpoint) -> Result<(), Checkp
     }
     let question = cp.question.clone().unwrap_or_default();
     cp.set_interrupts(vec![Interrupt {
-        kind: InterruptKind::Question,
-        id,
-        tool_name: call.name,
-        input: call.input,
         question: Some(question),
-        options: None,
-        data: None,
-        expires_at: None,
-        message: None,
-        requested_schema: None,
-        approvers: None,
-        approvals: Vec::new(),
+        ..Interrupt::new(InterruptKind::Question, id, call.name, call.input)
     }]);
     Ok(())
 }

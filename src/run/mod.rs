@@ -703,18 +703,9 @@ impl<'c> Run<'c> {
                 let need = needed.iter().find(|n| n.id == c.id)?;
                 let approvers = need.approvers.clamp(1, crate::approval::MAX_APPROVERS);
                 Some(Interrupt {
-                    kind: InterruptKind::Approval,
-                    id: c.id.clone(),
-                    tool_name: c.name.clone(),
-                    input: c.input.clone(),
-                    question: None,
-                    options: None,
-                    data: None,
                     expires_at: need.expires_in_ms.map(|ms| now.saturating_add(ms)),
-                    message: None,
-                    requested_schema: None,
                     approvers: (approvers > 1).then_some(approvers),
-                    approvals: Vec::new(),
+                    ..Interrupt::new(InterruptKind::Approval, c.id.clone(), c.name.clone(), c.input.clone())
                 })
             })
             .collect();
@@ -750,18 +741,13 @@ impl<'c> Run<'c> {
             serde_json::json!({ "inputTokens": used.input_tokens, "outputTokens": used.output_tokens }),
         );
         self.state.set_interrupts(vec![Interrupt {
-            kind: InterruptKind::Budget,
-            id: crate::interrupt::BUDGET_INTERRUPT.into(),
-            tool_name: String::new(),
-            input: Value::Object(input),
             question: Some(question),
-            options: None,
-            data: None,
-            expires_at: None,
-            message: None,
-            requested_schema: None,
-            approvers: None,
-            approvals: Vec::new(),
+            ..Interrupt::new(
+                InterruptKind::Budget,
+                crate::interrupt::BUDGET_INTERRUPT,
+                "",
+                Value::Object(input),
+            )
         }]);
     }
 
@@ -860,10 +846,6 @@ impl<'c> Run<'c> {
         // The approval was used up: the call ran, and its answer will be the human's.
         self.state.approved.retain(|a| *a != call.id);
         self.state.set_interrupts(vec![Interrupt {
-            kind: InterruptKind::Question,
-            id: call.id,
-            tool_name: call.name,
-            input: call.input,
             question: Some(ask.question),
             options: ask.options,
             data: ask.data.map(|mut d| {
@@ -871,10 +853,7 @@ impl<'c> Run<'c> {
                 d
             }),
             expires_at: ask.expires_in_ms.map(|ms| now.saturating_add(ms)),
-            message: None,
-            requested_schema: None,
-            approvers: None,
-            approvals: Vec::new(),
+            ..Interrupt::new(InterruptKind::Question, call.id, call.name, call.input)
         }]);
     }
 
@@ -886,18 +865,14 @@ impl<'c> Run<'c> {
             .requests
             .into_iter()
             .map(|r| Interrupt {
-                kind: InterruptKind::Elicitation,
-                id: format!("{}/{}", call.id, r.key),
-                tool_name: call.name.clone(),
-                input: call.input.clone(),
-                question: None,
-                options: None,
-                data: None,
-                expires_at: None,
                 message: Some(r.message),
                 requested_schema: Some(r.requested_schema),
-                approvers: None,
-                approvals: Vec::new(),
+                ..Interrupt::new(
+                    InterruptKind::Elicitation,
+                    format!("{}/{}", call.id, r.key),
+                    call.name.clone(),
+                    call.input.clone(),
+                )
             })
             .collect();
         let mut state = input.state;

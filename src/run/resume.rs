@@ -602,20 +602,7 @@ fn set_aside(
     for c in unrun {
         state.approved.retain(|id| *id != c.id);
         again.push(c.id.clone());
-        interrupts.push(Interrupt {
-            kind: InterruptKind::Approval,
-            id: c.id,
-            tool_name: c.name,
-            input: c.input,
-            question: None,
-            options: None,
-            data: None,
-            expires_at: None,
-            message: None,
-            requested_schema: None,
-            approvers: None,
-            approvals: Vec::new(),
-        });
+        interrupts.push(Interrupt::new(InterruptKind::Approval, c.id, c.name, c.input));
     }
     // In call order, as every pause lists them (a question or approvals; never an elicitation beside them).
     let mut ordered = Vec::with_capacity(interrupts.len());
