@@ -531,6 +531,32 @@ mod tests {
     }
 
     #[test]
+    fn drift_tells_a_tool_named_like_a_label_from_the_label() {
+        let fp = |instructions: &str, approval: Option<&str>| {
+            let mut f = Fingerprint {
+                instructions: Some(instructions.into()),
+                approval: approval.map(str::to_owned),
+                ..Fingerprint::default()
+            };
+            f.tools.insert("approval".into(), "h1".into());
+            f.tools.insert("instructions".into(), "h2".into());
+            f.tools.insert("pay".into(), "h3".into());
+            f
+        };
+        // Other instructions: reported, but no tool is touched (not even one named "instructions").
+        let d = fp("new", None).drift_from(&fp("old", None)).unwrap_or_default();
+        assert_eq!(d.changed, ["instructions"]);
+        assert!(!d.touches("instructions") && !d.touches("pay"));
+        // Another policy touches every tool.
+        let d = fp("old", Some("p2"))
+            .drift_from(&fp("old", Some("p1")))
+            .unwrap_or_default();
+        assert_eq!(d.changed, ["approval"]);
+        assert!(d.touches("pay"));
+        assert_eq!(fp("x", None).drift_from(&fp("x", None)), None);
+    }
+
+    #[test]
     fn a_budget_is_spent_at_its_limit() {
         let usage = |i, o| Usage {
             input_tokens: i,
@@ -636,10 +662,12 @@ impl Fingerprint {
             .filter(|n| !self.tools.contains_key(*n))
             .cloned()
             .collect();
+        drift.tools_changed = drift.changed.len();
         if self.instructions != earlier.instructions {
             drift.changed.push("instructions".into());
         }
-        if self.approval != earlier.approval {
+        drift.policy_changed = self.approval != earlier.approval;
+        if drift.policy_changed {
             drift.changed.push("approval".into());
         }
         (!drift.is_empty()).then_some(drift)
@@ -656,6 +684,12 @@ pub struct Drift {
     pub removed: Vec<String>,
     /// Tools whose input schema or approval rule changed; `instructions` and `approval` (the policy) when they did.
     pub changed: Vec<String>,
+    /// How many of `changed` are tools (the labels come after them: a tool may be named `approval`).
+    #[serde(skip)]
+    tools_changed: usize,
+    /// True when the approval policy changed.
+    #[serde(skip)]
+    policy_changed: bool,
 }
 
 impl Drift {
@@ -667,10 +701,8 @@ impl Drift {
     /// True when the approvals of calls to `tool` may be decided differently now: the tool changed or went, or the
     /// agent's approval policy changed.
     pub fn touches(&self, tool: &str) -> bool {
-        self.changed
-            .iter()
-            .chain(&self.removed)
-            .any(|t| t == tool || t == "approval")
+        let changed = self.changed.get(..self.tools_changed).unwrap_or_default();
+        self.policy_changed || changed.iter().chain(&self.removed).any(|t| t == tool)
     }
 }
 
