@@ -187,8 +187,8 @@ fn guardrails_of(spec: &JsValue) -> crate::guardrail::Guardrails {
 /// (maybe as a promise); the core reads the answer (one rule for the npm package and Rust).
 struct JsPolicy {
     f: JsValue,
-    /// The template's rule (its source text), as the fingerprint knows it.
-    rule: Value,
+    /// The template's policy, which the fingerprint knows (by the function's source text).
+    template: std::sync::Arc<dyn crate::approval::ApprovalPolicy>,
 }
 
 impl crate::approval::ApprovalPolicy for JsPolicy {
@@ -197,17 +197,28 @@ impl crate::approval::ApprovalPolicy for JsPolicy {
         call: &'a crate::ToolUse,
         ctx: crate::PolicyContext<'a>,
     ) -> crate::BoxFuture<'a, Result<crate::PolicyDecision, String>> {
-        // As JSON values: no serializer of their own in the .wasm.
-        let shown = to_js(&serde_json::json!({ "id": call.id, "toolName": call.name, "input": call.input }));
-        let mut context = serde_json::json!({
-            "runId": ctx.run_id,
-            "iterations": ctx.iterations,
-            "usage": { "inputTokens": ctx.usage.input_tokens, "outputTokens": ctx.usage.output_tokens },
-        });
-        if let (Some(state), Some(o)) = (ctx.state, context.as_object_mut()) {
-            o.insert("state".into(), state.clone());
-        }
-        let context = to_js(&context);
+        // Written as JSON text from the run's own values (no copy of the input or the state, no serializer of their
+        // own in the .wasm) and parsed by JS once.
+        let text = |v: &Value| crate::json::to_string(v).unwrap_or_else(|_| "null".into());
+        let quoted = |t: &str| text(&Value::from(t));
+        let parse = |t: String| js_sys::JSON::parse(&t).unwrap_or(JsValue::UNDEFINED);
+        let shown = parse(format!(
+            r#"{{"id":{},"toolName":{},"input":{}}}"#,
+            quoted(&call.id),
+            quoted(&call.name),
+            text(&call.input)
+        ));
+        let state = ctx
+            .state
+            .map(|s| format!(r#","state":{}"#, text(s)))
+            .unwrap_or_default();
+        let context = parse(format!(
+            r#"{{"runId":{},"iterations":{},"usage":{{"inputTokens":{},"outputTokens":{}}}{state}}}"#,
+            quoted(ctx.run_id),
+            ctx.iterations,
+            ctx.usage.input_tokens,
+            ctx.usage.output_tokens
+        ));
         Box::pin(async move {
             let answer = call_js(&self.f, &shown, Some(&context))
                 .await
@@ -218,7 +229,7 @@ impl crate::approval::ApprovalPolicy for JsPolicy {
     }
 
     fn rule(&self) -> Value {
-        self.rule.clone()
+        self.template.rule()
     }
 }
 
@@ -413,13 +424,14 @@ impl Call {
         #[allow(unused_mut)]
         let mut agent = agent.map_err(|e| agent_error(e, None, None))?;
         let approval = get(spec, "approval");
-        if let (true, Some(rule)) = (
-            approval.is_function(),
-            template.agent.config.policy.as_ref().map(|p| p.rule()),
-        ) {
+        // The template's policy shared, not its rule written out again for every call.
+        if let (true, Some(host)) = (approval.is_function(), template.agent.config.policy.clone()) {
             // One thread on wasm32: the core's Arc (Send natively) is only ever used here.
             #[allow(clippy::arc_with_non_send_sync)]
-            let policy = std::sync::Arc::new(JsPolicy { f: approval, rule });
+            let policy = std::sync::Arc::new(JsPolicy {
+                f: approval,
+                template: host,
+            });
             agent.config.policy = Some(policy);
         }
         #[cfg(feature = "js-guardrails")]
