@@ -687,41 +687,36 @@ pub(super) fn match_decisions(
             .join(", ")
     };
     match input {
-        // A question's answer beside approvals asked again (the agent changed): those stay undecided.
-        Resume::Answer(text)
-            if !asked_again.is_empty()
-                && pending
+        // A text answers the one question pending — beside approvals asked again because the agent changed, which
+        // stay undecided.
+        Resume::Answer(text) => match question(pending, asked_again) {
+            Some(q) => {
+                let mut text = Some(text);
+                Ok(pending
                     .iter()
-                    .filter(|i| !asked_again.contains(&i.id))
-                    .all(|i| i.kind == InterruptKind::Question)
-                && pending.iter().filter(|i| !asked_again.contains(&i.id)).count() == 1 =>
-        {
-            let mut text = Some(text);
-            Ok(pending
-                .iter()
-                .map(|i| {
-                    (!asked_again.contains(&i.id))
-                        .then(|| text.take().map(|text| Decision::Answer { text }))
-                        .flatten()
-                })
-                .collect())
-        }
-        Resume::Answer(text) => match pending {
-            [only] if only.kind == InterruptKind::Question => Ok(vec![Some(Decision::Answer { text })]),
-            [first, ..] if first.kind == InterruptKind::Elicitation => Err(decision_error(
-                Some(&first.id),
-                format!(
-                    "the run waits for input ({}), not a text answer: resume with {{ type: 'accept', content }} matching its requestedSchema, {{ type: 'decline' }} or {{ type: 'cancel' }}",
-                    ids()
-                ),
-            )),
-            _ => Err(decision_error(
-                pending.first().map(|i| i.id.as_str()),
-                format!(
-                    "the run waits for approval of {}; resume with {{ decisions }} (approve or deny each), not a text answer",
-                    ids()
-                ),
-            )),
+                    .map(|i| {
+                        (i.id == q)
+                            .then(|| text.take().map(|text| Decision::Answer { text }))
+                            .flatten()
+                    })
+                    .collect())
+            }
+            None => match pending {
+                [first, ..] if first.kind == InterruptKind::Elicitation => Err(decision_error(
+                    Some(&first.id),
+                    format!(
+                        "the run waits for input ({}), not a text answer: resume with {{ type: 'accept', content }} matching its requestedSchema, {{ type: 'decline' }} or {{ type: 'cancel' }}",
+                        ids()
+                    ),
+                )),
+                _ => Err(decision_error(
+                    pending.first().map(|i| i.id.as_str()),
+                    format!(
+                        "the run waits for approval of {}; resume with {{ decisions }} (approve or deny each), not a text answer",
+                        ids()
+                    ),
+                )),
+            },
         },
         Resume::Decisions(list) => {
             if list.len() != pending.len() {
@@ -769,6 +764,15 @@ pub(super) fn match_decisions(
             }
             Ok(out)
         }
+    }
+}
+
+/// The id of the one pending interrupt not `asked_again`, when it is a question.
+fn question<'a>(pending: &'a [Interrupt], asked_again: &[String]) -> Option<&'a str> {
+    let mut waiting = pending.iter().filter(|i| !asked_again.contains(&i.id));
+    match (waiting.next(), waiting.next()) {
+        (Some(q), None) if q.kind == InterruptKind::Question => Some(&q.id),
+        _ => None,
     }
 }
 
