@@ -99,7 +99,7 @@ impl PolicyDecision {
                     (true, false) => {
                         let expires_in_ms = match o.get("expiresInMs") {
                             None | Some(Value::Null) => None,
-                            Some(v) => Some(v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                            Some(v) => Some(crate::options::whole(v, 1).ok_or_else(|| {
                                 format!(
                                     "expiresInMs: expected a positive integer, got {}",
                                     crate::options::describe(v)
@@ -109,7 +109,7 @@ impl PolicyDecision {
                         let approvers = match o.get("approvers") {
                             None | Some(Value::Null) => None,
                             Some(v) => Some(
-                                v.as_u64()
+                                crate::options::whole(v, 1)
                                     .and_then(|n| u32::try_from(n).ok())
                                     .filter(|n| (1..=MAX_APPROVERS).contains(n))
                                     .ok_or_else(|| {
@@ -266,18 +266,7 @@ impl<'de> Deserialize<'de> for ApprovalMark {
         let v = Value::deserialize(d)?;
         let by = v.get("by").and_then(Value::as_str);
         // A whole number however it is spelled (`1e3`, `1000.0`), as every count of the checkpoint.
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
-        let at = v.get("at").and_then(|a| {
-            a.as_u64().or_else(|| {
-                a.as_f64()
-                    .filter(|f| f.fract() == 0.0 && (0.0..u64::MAX as f64).contains(f))
-                    .map(|f| f as u64)
-            })
-        });
+        let at = v.get("at").and_then(|a| crate::options::whole(a, 0));
         match (by, at) {
             (Some(by), Some(at)) => Ok(ApprovalMark::new(by, at)),
             _ => Err(serde::de::Error::custom(
@@ -407,25 +396,33 @@ impl Budget {
     /// # Errors
     /// An unknown key, or a limit that is not a whole number.
     pub fn from_value(v: &Value) -> Result<Self, String> {
+        Self::read(v, "budget", &[])
+    }
+
+    /// [`Budget::from_value`] at `path`, where `also` are other keys the caller reads (the agent's `onExceeded`): the
+    /// one reader of a budget's limits, for the agent's option, a decision's raise and the checkpoint's.
+    pub(crate) fn read(v: &Value, path: &str, also: &[&str]) -> Result<Self, String> {
+        const LIMITS: [&str; 3] = ["totalTokens", "inputTokens", "outputTokens"];
         let o = v
             .as_object()
-            .ok_or("budget: expected { totalTokens?, inputTokens?, outputTokens? }")?;
+            .ok_or_else(|| format!("{path}: expected {{ totalTokens?, inputTokens?, outputTokens? }}"))?;
         if let Some(k) = o
             .keys()
-            .find(|k| !matches!(k.as_str(), "totalTokens" | "inputTokens" | "outputTokens"))
+            .find(|k| !LIMITS.contains(&k.as_str()) && !also.contains(&k.as_str()))
         {
-            return Err(crate::options::unknown_option(
-                "budget",
-                k,
-                &["totalTokens", "inputTokens", "outputTokens"],
-                &[],
-            ));
+            let known: Vec<&str> = LIMITS.iter().chain(also).copied().collect();
+            let hints = [
+                ("total", "totalTokens"),
+                ("maxTokens", "totalTokens"),
+                ("tokens", "totalTokens"),
+            ];
+            return Err(crate::options::unknown_option(path, k, &known, &hints));
         }
         let limit = |k: &str| match o.get(k) {
             None | Some(Value::Null) => Ok(None),
-            Some(n) => n.as_u64().map(Some).ok_or_else(|| {
+            Some(n) => crate::options::whole(n, 0).map(Some).ok_or_else(|| {
                 format!(
-                    "budget.{k}: expected a whole number of tokens, got {}",
+                    "{path}.{k}: expected a whole number of tokens, got {}",
                     crate::options::describe(n)
                 )
             }),

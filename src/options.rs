@@ -185,8 +185,8 @@ impl Options {
     }
 }
 
-/// `v` as a whole number of at least `min` and at most [`MAX_OPTION`].
-fn whole(v: &Value, min: u64) -> Option<u64> {
+/// `v` as a whole number of at least `min` and at most [`MAX_OPTION`], however it is spelled (`1e3`, `1000.0`).
+pub(crate) fn whole(v: &Value, min: u64) -> Option<u64> {
     if let Some(n) = v.as_u64() {
         return (min..=MAX_OPTION).contains(&n).then_some(n);
     }

@@ -550,31 +550,21 @@ impl AgentSpec {
 
 /// `budget: { totalTokens?, inputTokens?, outputTokens?, onExceeded? }`: at least one limit.
 fn budget(value: Value) -> Result<crate::approval::Budget, String> {
-    let mut b = Options::new(
-        value,
-        "config.budget",
-        &["totalTokens", "inputTokens", "outputTokens", "onExceeded"],
-        &[
-            ("total", "totalTokens"),
-            ("maxTokens", "totalTokens"),
-            ("tokens", "totalTokens"),
-        ],
-    )?;
-    let on_exceeded = match b.string("onExceeded")?.as_deref() {
-        None | Some("error") => crate::approval::OnExceeded::Error,
-        Some("ask") => crate::approval::OnExceeded::Ask,
+    let path = "config.budget";
+    let mut budget = crate::approval::Budget::read(&value, path, &["onExceeded"])?;
+    budget.on_exceeded = match value.get("onExceeded") {
+        None | Some(Value::Null) => crate::approval::OnExceeded::Error,
+        Some(Value::String(s)) if s == "error" => crate::approval::OnExceeded::Error,
+        Some(Value::String(s)) if s == "ask" => crate::approval::OnExceeded::Ask,
         Some(other) => {
             return Err(format!(
-                "{}: expected \"error\" or \"ask\", got {other:?}",
-                b.at("onExceeded")
+                "{path}.onExceeded: expected \"error\" or \"ask\", got {}",
+                match other {
+                    Value::String(s) => format!("{s:?}"),
+                    v => describe(v),
+                }
             ));
         }
-    };
-    let budget = crate::approval::Budget {
-        total_tokens: b.integer("totalTokens", 0)?,
-        input_tokens: b.integer("inputTokens", 0)?,
-        output_tokens: b.integer("outputTokens", 0)?,
-        on_exceeded,
     };
     if budget.is_empty() {
         return Err("config.budget: give totalTokens, inputTokens, outputTokens or several".into());
