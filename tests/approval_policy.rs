@@ -788,3 +788,42 @@ fn a_policy_that_lets_every_call_run_costs_no_checkpoint_of_its_own() {
     );
     assert_eq!(runs.load(Ordering::SeqCst), 4);
 }
+
+/// The sans-IO run's own knobs for what the agent does with a policy and a budget: `review_all` lists every call for
+/// review, `budget` ends in `OverBudget` once usage reaches it (or pauses on the budget interrupt when it asks).
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn the_state_machine_reviews_every_call_and_stops_at_the_budget_when_told_to() {
+    use resumable_agent::{Run, RunConfig, Step, ToolDefinition, ToolOutcome};
+    let tools = || [ToolDefinition::new("look", "Looks.", json!({"type": "object"}))];
+    let plain = RunConfig::new(tools());
+    let policed = RunConfig::new(tools()).review_all().budget(Budget::total_tokens(30));
+    let reply = || turn(vec![call("c1", "look", json!({}))]).with_usage(20, 10);
+    let mut run = Run::start(&plain, "go", "r", 0);
+    assert_eq!(run.next_step(), Step::CallModel);
+    run.model_replied(reply(), 1).unwrap();
+    assert!(
+        matches!(run.next_step(), Step::CallTool(_)),
+        "no review without a policy"
+    );
+    let mut run = Run::start(&policed, "go", "r", 0);
+    assert_eq!(run.next_step(), Step::CallModel);
+    run.model_replied(reply(), 1).unwrap();
+    assert!(matches!(run.next_step(), Step::Review(calls) if calls.len() == 1));
+    run.reviewed(Vec::new(), 2);
+    let Step::CallTool(c) = run.next_step() else {
+        panic!("expected the call")
+    };
+    run.tool_finished(&c.id, ToolOutcome::Output("seen".into()), 3);
+    assert_eq!(run.next_step(), Step::OverBudget("totalTokens"));
+    let asking = RunConfig::new(tools()).budget(Budget::total_tokens(30).ask());
+    let mut run = Run::start(&asking, "go", "r", 0);
+    run.next_step();
+    run.model_replied(reply(), 1).unwrap();
+    let Step::CallTool(c) = run.next_step() else {
+        panic!("expected the call")
+    };
+    run.tool_finished(&c.id, ToolOutcome::Output("seen".into()), 3);
+    assert_eq!(run.next_step(), Step::Paused);
+    assert_eq!(run.checkpoint().interrupts[0].id, resumable_agent::BUDGET_INTERRUPT);
+}

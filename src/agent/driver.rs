@@ -505,7 +505,8 @@ async fn review(
             }),
             (Ok(own), Ok(rule)) => {
                 let (need, expires_in_ms, approvers) = crate::approval::stricter(own, &rule);
-                if need && approvers <= 1 && run.approve_remembered(&call.id) {
+                // By name first: approve_remembered looks the call up (a copy of it).
+                if need && approvers <= 1 && run.remembers(&call.name) && run.approve_remembered(&call.id) {
                     changed = true;
                     hooks.emit_ref(&Event::ApprovalResponse {
                         id: &call.id,
