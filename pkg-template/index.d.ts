@@ -96,6 +96,13 @@ export interface ElicitationInterrupt {
   requestedSchema: Record<string, unknown>;
 }
 
+/** Token limits of a whole run, counted across resumes; any may be left out. */
+export interface TokenBudget {
+  totalTokens?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
 /**
  * The run's token budget is spent and its agent asks (`budget: { …, onExceeded: 'ask' }`): between turns, alone.
  * Approve it with a larger budget — `{ type: 'approve', budget: { totalTokens } }`, each limit given replacing the
@@ -106,7 +113,7 @@ export interface BudgetInterrupt {
   id: 'budget';
   toolName: '';
   /** The limit reached, the budget in force and what the run has used. */
-  input: { limit: 'totalTokens' | 'inputTokens' | 'outputTokens'; budget: { totalTokens?: number; inputTokens?: number; outputTokens?: number }; usage: Usage };
+  input: { limit: 'totalTokens' | 'inputTokens' | 'outputTokens'; budget: TokenBudget; usage: Usage };
   question: string;
 }
 
@@ -125,7 +132,7 @@ export type Interrupt = ApprovalInterrupt | QuestionInterrupt | ElicitationInter
  * once), recorded in the events and, for a denial, in the result the model reads.
  */
 export type Decision =
-  | { type: 'approve'; modifiedArgs?: unknown; remember?: 'tool'; by?: string; budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number } }
+  | { type: 'approve'; modifiedArgs?: unknown; remember?: 'tool'; by?: string; budget?: TokenBudget }
   | { type: 'deny'; message?: string; by?: string }
   | { type: 'answer'; text: string }
   | { type: 'accept'; content?: Record<string, string | number | boolean | string[]> }
@@ -176,7 +183,7 @@ export interface Checkpoint {
   /** Tools approved with `remember: 'tool'`: their later calls in this run are approved without asking. */
   remembered?: string[];
   /** The token limits a decision raised the run's budget to (each replacing the agent's). */
-  budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number };
+  budget?: TokenBudget;
   /** What decided the run's approvals when this checkpoint was written, as short hashes: the instructions, each
    * tool (schema and approval rule), the approval policy. A resume compares it with the agent's (`onDrift`). */
   fingerprint?: { instructions?: string; tools: Record<string, string>; approval?: string };
@@ -347,7 +354,7 @@ export type AgentEvent = (
   /** The last event of a successful run: what prompt/resume would have returned. */
   | { type: 'done'; result: Outcome }
   /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
-  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown; limit?: string; budget?: Record<string, number>; usage?: Usage; added?: string[]; removed?: string[]; changed?: string[] }; checkpoint?: Checkpoint }
+  | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown; limit?: string; budget?: TokenBudget; usage?: Usage; added?: string[]; removed?: string[]; changed?: string[] }; checkpoint?: Checkpoint }
 ) & { seq?: number };
 
 export interface RunOptions {
@@ -752,7 +759,7 @@ export interface AgentConfig {
    * budget continues) — or, with `onExceeded: 'ask'`, pauses with a `budget` interrupt that a decision raising the
    * budget answers. Not part of the agent's fingerprint. See README "Token budgets".
    */
-  budget?: { totalTokens?: number; inputTokens?: number; outputTokens?: number; onExceeded?: 'error' | 'ask' };
+  budget?: TokenBudget & { onExceeded?: 'error' | 'ask' };
   /**
    * What a resume does when the agent changed (tools added, removed, or with another schema or approval rule; other
    * instructions or approval policy) since the run paused in the middle of a turn: 'error' (default:
@@ -1222,7 +1229,7 @@ export class MaxIterationsError extends AgentError {
 /** The run's token budget is spent (usage counted across resumes reached a limit before a model call). */
 export class BudgetExceededError extends AgentError {
   readonly limit: 'totalTokens' | 'inputTokens' | 'outputTokens';
-  readonly budget: { totalTokens?: number; inputTokens?: number; outputTokens?: number };
+  readonly budget: TokenBudget;
   readonly usage: Usage;
   /** The run so far: resume it with a larger budget to continue. */
   readonly checkpoint: Checkpoint;
