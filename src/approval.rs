@@ -452,6 +452,35 @@ impl Budget {
     }
 }
 
+/// The stricter of two policies' answers (a subagent's own and one over it): a denial (the first), else asking (the
+/// earlier expiry, the more approvers), else allowing.
+pub(crate) fn stricter_policy(a: PolicyDecision, b: PolicyDecision) -> PolicyDecision {
+    match (a, b) {
+        (d @ PolicyDecision::Deny { .. }, _) | (_, d @ PolicyDecision::Deny { .. }) => d,
+        (
+            PolicyDecision::Ask {
+                expires_in_ms: x,
+                approvers: m,
+            },
+            PolicyDecision::Ask {
+                expires_in_ms: y,
+                approvers: n,
+            },
+        ) => PolicyDecision::Ask {
+            expires_in_ms: match (x, y) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            },
+            approvers: match (m, n) {
+                (Some(m), Some(n)) => Some(m.max(n)),
+                (m, n) => m.or(n),
+            },
+        },
+        (a @ PolicyDecision::Ask { .. }, _) | (_, a @ PolicyDecision::Ask { .. }) => a,
+        _ => PolicyDecision::Allow,
+    }
+}
+
 /// The stricter of a tool's own approval rule and the policy's: `(needed, expires in, approvers)`.
 pub(crate) fn stricter(own: crate::interrupt::Approval, policy: &PolicyDecision) -> (bool, Option<u64>, u32) {
     let (own_needed, own_expiry) = match own {

@@ -199,6 +199,53 @@ pub enum Event<'a> {
         /// `{ name, message, code? }`.
         error: &'a Value,
     },
+    /// An event of a subagent's run ([`agent_tool`](crate::agent_tool)): the subagent's own event, with `path`,
+    /// the ids of the calls that led to it from this run down (`{ type, …, path: ["call_1"] }`).
+    #[serde(untagged, serialize_with = "nested_json")]
+    Nested(Nested<'a>),
+}
+
+/// A subagent's event as its calling run reports it ([`Event::Nested`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Nested<'a> {
+    /// The subagent's event.
+    pub event: &'a Event<'a>,
+    /// The ids of the calls that led to it, outermost first.
+    pub path: Vec<&'a str>,
+}
+
+/// `{ …the event's members, path }`: the event written as the crate writes all JSON, read back as a value with its
+/// path added (a flattened event would make the compiler instantiate one serializer per level of nesting; this adds
+/// none to the .wasm). Subagents' events only.
+fn nested_json<S: serde::Serializer>(nested: &Nested<'_>, serializer: S) -> Result<S::Ok, S::Error> {
+    let text = crate::json::to_string(nested.event).map_err(serde::ser::Error::custom)?;
+    let mut value: Value = serde_json::from_str(&text).map_err(serde::ser::Error::custom)?;
+    if let Value::Object(o) = &mut value {
+        o.insert("path".into(), nested.path.iter().map(|p| Value::from(*p)).collect());
+    }
+    value.serialize(serializer)
+}
+
+impl<'a> Nested<'a> {
+    /// `event`, reported by a run's call `call`: nested one level deeper (a nested event's path grows at the front).
+    pub(crate) fn of(call: &'a str, event: &'a Event<'a>) -> Self {
+        match event {
+            Event::Nested(inner) => {
+                let mut path = Vec::with_capacity(inner.path.len() + 1);
+                path.push(call);
+                path.extend(inner.path.iter().copied());
+                Nested {
+                    event: inner.event,
+                    path,
+                }
+            }
+            _ => Nested {
+                event,
+                path: vec![call],
+            },
+        }
+    }
 }
 
 /// How a session call ended, as [`Event::Done`] reports it: `{ text, structured? }` when finished,

@@ -92,6 +92,11 @@ pub struct Interrupt {
     /// Who approved so far, and when (while fewer than `approvers` did).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<crate::approval::ApprovalMark>,
+    /// For an interrupt of a subagent ([`agent_tool`](crate::agent_tool)): the ids of the calls that led to it, from
+    /// this run's call of the subagent down (its `id` is `<path…>/<the subagent's own interrupt id>`); empty for the
+    /// run's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<String>,
 }
 
 impl Interrupt {
@@ -110,7 +115,13 @@ impl Interrupt {
             requested_schema: None,
             approvers: None,
             approvals: Vec::new(),
+            path: Vec::new(),
         }
+    }
+
+    /// True for an interrupt of a subagent (its decision goes to the subagent's run).
+    pub fn is_nested(&self) -> bool {
+        !self.path.is_empty()
     }
 
     /// What to show the human: the question, or a sentence naming the tool of an approval request.
@@ -244,6 +255,39 @@ impl Decision {
     pub fn accept(content: Value) -> Self {
         Decision::Accept { content: Some(content) }
     }
+    /// The decision as JSON, as the npm package writes it (`{ type, … }`): built by hand, so the .wasm has no
+    /// serializer of its own for it.
+    pub(crate) fn to_value(&self) -> Value {
+        let mut o = serde_json::Map::new();
+        o.insert("type".into(), self.type_name().into());
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                o.insert(k.into(), v);
+            }
+        };
+        match self {
+            Decision::Approve {
+                modified_args,
+                remember,
+                by,
+                budget,
+            } => {
+                put("modifiedArgs", modified_args.clone());
+                put("remember", remember.map(|_| Value::from("tool")));
+                put("by", by.clone().map(Value::from));
+                put("budget", budget.map(|b| b.to_value()));
+            }
+            Decision::Deny { message, by } => {
+                put("message", message.clone().map(Value::from));
+                put("by", by.clone().map(Value::from));
+            }
+            Decision::Answer { text } => put("text", Some(Value::from(text.as_str()))),
+            Decision::Accept { content } => put("content", content.clone()),
+            Decision::Decline | Decision::Cancel => {}
+        }
+        Value::Object(o)
+    }
+
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Decision::Approve { .. } => "approve",

@@ -64,6 +64,7 @@ mod saver;
 mod schema;
 mod session;
 mod spec;
+mod subagent;
 pub mod telemetry;
 pub mod testing;
 mod tool;
@@ -78,7 +79,7 @@ pub use approval::{
 };
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointError, CheckpointSummary, Signature, ThreadInfo};
 pub use error::AgentError;
-pub use event::{CallResult, Event, EventSink};
+pub use event::{CallResult, Event, EventSink, Nested};
 pub use guardrail::{FnGuardrail, Guardrail, GuardrailInput, GuardrailKind, Verdict, guardrail};
 pub use interrupt::{Approval, BUDGET_INTERRUPT, Decision, Interrupt, InterruptKind, OnExpire, Resume};
 pub use keys::{CheckpointKeys, MIN_SECRET_BYTES};
@@ -116,13 +117,14 @@ pub use session::{
     AutoSave, DEFAULT_MAX_HISTORY, EVENT_BLOCK, Follow, HISTORY_SEPARATOR, Replayed, Session, SessionOptions, Stored,
     Turn, list_sessions, put_stored, read_stored,
 };
-pub use spec::{AgentSpec, NeedsApproval, ToolSpec};
+pub use spec::{AgentSpec, NeedsApproval, SubagentSpec, ToolSpec};
+pub use subagent::{AgentTool, agent_tool};
 pub use telemetry::Telemetry;
 #[cfg(feature = "tracing")]
 pub use telemetry::TracingTracer;
 pub use tool::{
-    CallPolicy, FnTool, InputRequest, InputRequired, InterruptError, PendingInput, Tool, ToolContext, ToolError,
-    Unavailable, tool,
+    CallPolicy, FnTool, InputRequest, InputRequired, InterruptError, NestedPause, PendingInput, Tool, ToolContext,
+    ToolError, Unavailable, tool,
 };
 
 /// The README's Rust blocks, compiled and run as doctests (`scripts/check-docs.mjs` checks its other blocks).

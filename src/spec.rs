@@ -61,6 +61,20 @@ pub struct ToolSpec {
     pub mcp: Option<McpToolSpec>,
     /// Its timeout and retries (`timeoutMs`, `retry: { maxAttempts, backoffMs }`).
     pub policy: crate::tool::CallPolicy,
+    /// For a subagent (the npm package's `agentTool()`): the child agent's config, as its JSON text (the parent's
+    /// fingerprint covers it), and whether the input is the default `{ task }` (else the child's prompt is the
+    /// input's JSON text).
+    pub subagent: Option<SubagentSpec>,
+}
+
+/// A subagent tool's child, as the npm package's `agentTool()` declares it (`subagent: { config, task }`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SubagentSpec {
+    /// The child agent's config, as JSON text.
+    pub config: String,
+    /// True when the input is `{ task }`, the child's prompt.
+    pub task: bool,
 }
 
 /// Where an MCP tool lives: a tool's `mcp` member, as `mcpTools()` writes it.
@@ -165,6 +179,7 @@ const TOOL_KEYS: &[&str] = &[
     "needsApproval",
     "onExpire",
     "mcp",
+    "subagent",
     "timeoutMs",
     "retry",
 ];
@@ -259,6 +274,34 @@ impl ToolSpec {
             }
         };
         let policy = call_policy(&mut o)?;
+        let subagent = match o.take("subagent") {
+            None | Some(Value::Null) => None,
+            // A variant without subagents never runs one (agentTool() itself says which import has them).
+            Some(_) if !crate::subagent::NESTS => {
+                return Err(format!(
+                    "{}: agentTool() needs subagents, which this variant of the package's WebAssembly does not have: import it from 'resumable-agent'",
+                    o.at("subagent")
+                ));
+            }
+            Some(Value::Object(mut m)) => match (m.remove("config"), m.remove("task")) {
+                (Some(Value::String(config)), Some(Value::Bool(task))) if m.is_empty() && mcp.is_none() => {
+                    Some(SubagentSpec { config, task })
+                }
+                _ => {
+                    return Err(format!(
+                        "{}: expected {{ config, task }} as agentTool() writes it (and no mcp)",
+                        o.at("subagent")
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(format!(
+                    "{}: expected an object, got {}",
+                    o.at("subagent"),
+                    describe(&other)
+                ));
+            }
+        };
         Ok(ToolSpec {
             definition: ToolDefinition::new(name, description, input_schema),
             needs_approval,
@@ -266,6 +309,7 @@ impl ToolSpec {
             on_expire,
             mcp,
             policy,
+            subagent,
         })
     }
 
@@ -314,9 +358,16 @@ impl ToolSpec {
     /// What decides this tool's approvals, as the agent's fingerprint covers it (see
     /// [`Tool::approval_rule`](crate::Tool::approval_rule)).
     pub fn approval_rule(&self) -> Value {
-        match self.needs_approval {
+        let own = match self.needs_approval {
             NeedsApproval::Fixed(a) => crate::tool::rule_json(Some(a), ""),
             NeedsApproval::PerCall => crate::tool::rule_json(None, &self.rule_source),
+        };
+        match self.subagent.as_ref().filter(|_| crate::subagent::NESTS) {
+            // A child changed while a run waits is a changed tool of the parent.
+            Some(s) => {
+                serde_json::json!({ "approval": own, "agent": crate::approval::part_hash(&Value::from(s.config.as_str())) })
+            }
+            None => own,
         }
     }
 }

@@ -88,6 +88,29 @@ pub enum ToolError {
     /// before the call, which is not recorded as done — resuming that checkpoint calls it again.
     #[error("{0}")]
     Unavailable(Unavailable),
+    /// A run inside the call (a subagent, [`agent_tool`](crate::agent_tool)) paused: its interrupts become the
+    /// run's (ids `<call id>/<its id>`, `path` starting with the call), and the resume calls the tool again with
+    /// the decisions for them ([`ToolContext::input`], `nested`).
+    #[error("paused: {} pending", .0.interrupts.len())]
+    Nested(NestedPause),
+}
+
+/// What a [`ToolError::Nested`] paused on: the inner run's pending interrupts (its own ids), and its state for the
+/// call made again once they are decided (plain JSON kept in the checkpoint verbatim: the inner run's checkpoint).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct NestedPause {
+    /// What the inner run waits for (at least one), as it names them.
+    pub interrupts: Vec<crate::interrupt::Interrupt>,
+    /// The inner run's state (its checkpoint), given back by [`ToolContext::input`].
+    pub state: Value,
+}
+
+impl NestedPause {
+    /// Paused on `interrupts`, to go on from `state`.
+    pub fn new(interrupts: Vec<crate::interrupt::Interrupt>, state: Value) -> Self {
+        NestedPause { interrupts, state }
+    }
 }
 
 /// The requests for input of a [`ToolError::Input`], and what the tool needs to go on once answered.
@@ -169,6 +192,10 @@ pub struct PendingInput {
     /// `{ action: "decline" }` or `{ action: "cancel" }` (empty while the run waits).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub responses: serde_json::Map<String, Value>,
+    /// True when the call paused a run of its own ([`ToolError::Nested`]): `responses` are then the decisions for
+    /// that run's interrupts, by their ids there (each as a `Decision` is written: `{ type, … }`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nested: bool,
 }
 
 impl ToolError {
@@ -188,6 +215,32 @@ pub struct ToolContext<'a> {
     pub run_id: &'a str,
     pub(crate) state: Option<&'a StateSlot<'a>>,
     pub(crate) input: Option<&'a PendingInput>,
+    /// What a subagent run inside the call shares with the run that called it (only for such tools).
+    pub(crate) nest: Option<&'a (dyn Nesting + 'a)>,
+}
+
+impl std::fmt::Debug for dyn Nesting + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Nesting")
+    }
+}
+
+/// What a run lends a call that runs a subagent: where the subagent's events go, the approval policies and token
+/// budgets over it, and where the tokens it spent are counted.
+pub(crate) trait Nesting: MaybeSend + MaybeSync {
+    /// Reports an event of the subagent run by call `call` (path prepended) where the calling run's go.
+    fn forward(&self, call: &str, event: &crate::event::Event<'_>);
+    /// Whether the calling run is watched live, wants deltas, was stopped.
+    fn listening(&self) -> bool;
+    fn wants_deltas(&self) -> bool;
+    fn aborted(&self) -> bool;
+    fn when_aborted(&self) -> Option<BoxFuture<'static, ()>>;
+    /// The approval policies over the subagent's calls: the calling agent's and those over it.
+    fn policies(&self) -> &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>];
+    /// The token budgets over the subagent: each with the usage counted against it so far (the calling runs').
+    fn budgets(&self) -> &[(crate::approval::Budget, crate::message::Usage)];
+    /// Counts tokens the subagent spent in the calling run's usage.
+    fn spend(&self, usage: crate::message::Usage);
 }
 
 /// The agent's state as one tool call sees it: the current value, and the value it set, if any.
@@ -205,6 +258,7 @@ impl<'a> ToolContext<'a> {
             run_id,
             state: None,
             input: None,
+            nest: None,
         }
     }
 
@@ -295,6 +349,23 @@ pub trait Tool: MaybeSend + MaybeSync {
     fn call_policy(&self) -> CallPolicy {
         CallPolicy::default()
     }
+
+    /// Checks the decisions a resume gives a call paused by [`ToolError::Nested`] (`input`), before anything
+    /// runs: a subagent resumes its checkpoint with them (and throws that away). The default accepts them.
+    ///
+    /// # Errors
+    /// What is wrong, as the inner run says it (ids are the inner run's).
+    #[doc(hidden)]
+    fn check_resume(&self, input: &PendingInput) -> Result<(), crate::AgentError> {
+        let _ = input;
+        Ok(())
+    }
+
+    /// True for a tool that runs a subagent: its calls are lent the run's events, policies and budgets.
+    #[doc(hidden)]
+    fn runs_agent(&self) -> bool {
+        false
+    }
 }
 
 /// How long a tool's call may take and how often a failed one is tried: `timeout_ms` bounds each attempt
@@ -350,6 +421,8 @@ pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn approval_rule(&self) -> Value;
     fn on_expire(&self) -> OnExpire;
     fn call_policy(&self) -> CallPolicy;
+    fn check_resume(&self, input: &PendingInput) -> Result<(), crate::AgentError>;
+    fn runs_agent(&self) -> bool;
 }
 
 /// The JSON an approval rule is fingerprinted as ([`Tool::approval_rule`]): `fixed` for a rule that answers
@@ -390,6 +463,12 @@ impl<T: Tool> DynTool for T {
     }
     fn call_policy(&self) -> CallPolicy {
         Tool::call_policy(self)
+    }
+    fn check_resume(&self, input: &PendingInput) -> Result<(), crate::AgentError> {
+        Tool::check_resume(self, input)
+    }
+    fn runs_agent(&self) -> bool {
+        Tool::runs_agent(self)
     }
 }
 

@@ -294,3 +294,73 @@ proptest! {
         prop_assert_eq!(unique.len(), ran.len(), "no call ran twice");
     }
 }
+
+// ---- inside a subagent ---------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// The same random scripts run by a subagent (issue 34): its questions surface in the parent, each answered with
+    /// a text to a brand-new parent resumed from JSON; the subagent's conversation, answer and tool runs are those of
+    /// the run answered inline, and the parent's usage counts the subagent's.
+    #[test]
+    fn a_subagent_suspended_and_resumed_through_its_parent_equals_the_uninterrupted_run(
+        script in script_strategy(),
+        asked_by_id in any::<bool>(),
+    ) {
+        let all = responses(&script);
+        let inline_counters = Counters::default();
+        let inline_model = TestModel::new(all.clone());
+        let expected = block_on(agent_answering_inline(inline_model.clone(), &inline_counters).max_iterations(50).build().unwrap().prompt("start"))
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+
+        let child_model = TestModel::new(all.clone());
+        let counters = Counters::default();
+        let parent_model = TestModel::by_turn([
+            turn(vec![call("p1", "child", json!({"task": "start"}))]).with_usage(3, 1),
+            ModelResponse::text("parent done").with_usage(1, 1),
+        ]);
+        let fresh_parent = || {
+            let child = agent_with(child_model.clone(), &counters).max_iterations(50).build().unwrap();
+            resumable_agent::Agent::builder(parent_model.clone())
+                .tool(resumable_agent::agent_tool("child", "Runs the child.", child))
+                .build()
+                .unwrap()
+        };
+        let mut result = block_on(fresh_parent().prompt("go"));
+        let mut pauses = 0;
+        let done = loop {
+            prop_assert!(pauses <= 64, "the run did not finish within 64 resumes");
+            match result {
+                Ok(Outcome::Complete(done)) => break done,
+                Ok(Outcome::Interrupted(p)) => {
+                    pauses += 1;
+                    let i = &p.checkpoint.interrupts[0];
+                    prop_assert_eq!(&i.path, &vec!["p1".to_owned()]);
+                    let answer = answer_for(&p.question);
+                    // A text, or the same answer as a decision by the interrupt's id in the parent.
+                    let input = if asked_by_id {
+                        resumable_agent::Resume::decisions_by_id([(i.id.clone(), resumable_agent::Decision::Answer { text: answer })])
+                    } else {
+                        resumable_agent::Resume::Answer(answer)
+                    };
+                    result = block_on(fresh_parent().resume(through_json(&p.checkpoint), input));
+                }
+                Err(other) => panic!("unexpected error {other:?}"),
+            }
+        };
+        prop_assert_eq!(&done.text, "parent done");
+        let child_result = done.messages().iter().flat_map(|m| m.tool_results()).find(|r| r.tool_use_id == "p1").unwrap().clone();
+        prop_assert_eq!(&child_result.content, &expected.text);
+        prop_assert_eq!(counters.ran.lock().unwrap().clone(), inline_counters.ran.lock().unwrap().clone());
+        let asks_in_script = script.iter().flatten().filter(|c| matches!(c, Call::Ask)).count();
+        prop_assert_eq!(pauses, asks_in_script);
+        prop_assert_eq!(Counters::get(&counters.ask), asks_in_script);
+        prop_assert_eq!(child_model.requests.lock().unwrap().clone(), inline_model.requests.lock().unwrap().clone());
+        let mut usage = expected.usage();
+        usage.add(resumable_agent::Usage { input_tokens: 4, output_tokens: 2 });
+        prop_assert_eq!(done.usage(), usage);
+    }
+}

@@ -177,6 +177,10 @@ impl AgentConfig {
 
     /// A fingerprint of what decides a run's approvals: instructions, tool names, input schemas (the output
     /// schema among them) and approval policies.
+    pub(crate) fn fingerprint_text(&self) -> String {
+        self.fingerprint()
+    }
+
     fn fingerprint(&self) -> String {
         let mut what = serde_json::json!({"instructions": self.instructions.as_deref(), "tools": self.tool_parts()});
         // Only with a policy: the fingerprint of an agent without one is what it always was.
@@ -320,12 +324,50 @@ impl AgentConfig {
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {
             run.set_state(Value::clone(initial));
         }
+        if crate::subagent::NESTS {
+            self.check_nested(&run)?;
+        }
         if let Some((what, bytes)) = added {
             if let Some(why) = run.too_large(bytes, bytes) {
                 return Err(AgentError::Argument(format!("the {what} was not taken: {why}")));
             }
         }
         Ok(run)
+    }
+
+    /// A resume that decided a subagent's interrupts: the subagent checks the decisions (and so on down), before
+    /// anything runs. What it refuses is named by the interrupt's id in this run.
+    fn check_nested(&self, run: &Run<'_>) -> Result<(), AgentError> {
+        let cp = run.checkpoint();
+        let Some(p) = cp
+            .pending_input
+            .as_ref()
+            .filter(|p| p.nested && cp.interrupts.is_empty() && !p.responses.is_empty())
+        else {
+            return Ok(());
+        };
+        let Some(call) = cp
+            .open_calls()
+            .and_then(|calls| calls.into_iter().find(|c| c.id == p.call))
+        else {
+            return Ok(());
+        };
+        let Some(tool) = self.tool(&call.name) else {
+            return Ok(());
+        };
+        tool.check_resume(p).map_err(|e| match e {
+            AgentError::Decision { id, problem } => AgentError::Decision {
+                id: Some(match id {
+                    Some(id) => format!("{}/{id}", p.call),
+                    None => p.call.clone(),
+                }),
+                problem,
+            },
+            other => AgentError::Decision {
+                id: Some(p.call.clone()),
+                problem: format!("the subagent of this call refused the decisions: {other}"),
+            },
+        })
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&dyn DynTool> {

@@ -87,6 +87,8 @@ pub(crate) struct Hooks<'h> {
     tracing: Option<(&'h crate::telemetry::Telemetry, &'static str, Option<&'h str>)>,
     /// The run's spans, while it runs traced.
     trace: Option<crate::telemetry::RunTrace>,
+    /// For a subagent's run: the approval policies of the runs that called it (they review its calls too).
+    pub(crate) policies: Vec<std::sync::Arc<dyn crate::approval::ApprovalPolicy>>,
 }
 
 impl<'h> Hooks<'h> {
@@ -97,6 +99,7 @@ impl<'h> Hooks<'h> {
             saves: 0,
             tracing: None,
             trace: None,
+            policies: Vec::new(),
         }
     }
 
@@ -271,7 +274,7 @@ async fn drive_steps(
                 });
             }
             Step::OverBudget(limit) => {
-                let (budget, usage) = (run.budget().unwrap_or_default(), run.checkpoint().usage);
+                let (budget, usage) = run.over_budget();
                 return Err(AgentError::BudgetExceeded {
                     limit,
                     budget,
@@ -356,7 +359,8 @@ fn report_applied(run: &Run<'_>, hooks: &mut Hooks<'_>) {
             changed: &d.changed,
         });
     }
-    for a in run.applied() {
+    // A subagent's decisions are reported by its run (with their path), when the call resumes it.
+    for a in run.applied().iter().filter(|a| !a.interrupt.is_nested()) {
         let (id, tool_name) = (&a.interrupt.id, &a.interrupt.tool_name);
         match (&a.interrupt.kind, &a.result) {
             (crate::interrupt::InterruptKind::Approval, result) => hooks.emit_ref(&Event::ApprovalResponse {
@@ -471,21 +475,32 @@ async fn review(
         } else {
             Ok(Approval::NotNeeded)
         };
-        let ruled = match &config.policy {
-            Some(policy) => {
-                let cp = run.checkpoint();
-                let ctx = crate::approval::PolicyContext {
-                    run_id: run.run_id(),
-                    state: cp.state.as_ref(),
-                    iterations: cp.iterations,
-                    usage: cp.usage,
-                };
-                policy
-                    .decide(call, ctx)
-                    .await
-                    .map_err(|e| format!("the approval policy failed: {e}"))
+        let ruled = if config.policy.is_none() && (!crate::subagent::NESTS || hooks.policies.is_empty()) {
+            Ok(crate::approval::PolicyDecision::Allow)
+        } else {
+            let cp = run.checkpoint();
+            let ctx = crate::approval::PolicyContext {
+                run_id: run.run_id(),
+                state: cp.state.as_ref(),
+                iterations: cp.iterations,
+                usage: cp.usage,
+            };
+            let mut ruled = Ok(crate::approval::PolicyDecision::Allow);
+            // The agent's own, then those over it (a subagent's callers'): the stricter answer wins.
+            let outer: &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>] =
+                if crate::subagent::NESTS { &hooks.policies } else { &[] };
+            for policy in config.policy.iter().chain(outer) {
+                match policy.decide(call, ctx).await {
+                    // One policy but in a subagent's run (a variant without subagents has no other).
+                    Ok(d) if !crate::subagent::NESTS => ruled = Ok(d),
+                    Ok(d) => ruled = ruled.map(|r| crate::approval::stricter_policy(r, d)),
+                    Err(e) => {
+                        ruled = Err(format!("the approval policy failed: {e}"));
+                        break;
+                    }
+                }
             }
-            None => Ok(crate::approval::PolicyDecision::Allow),
+            ruled
         };
         let refused = match (own, ruled) {
             (Err(e), _) => Some(format!(
@@ -575,7 +590,15 @@ async fn run_tool(
         next: std::sync::Mutex::new(None),
     };
     let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
-    let mut outcome = match call_tool(config, run.run_id(), &call, &slot, input.as_ref(), hooks).await {
+    // A subagent's call is lent the run's events, policies and budgets, and counts the tokens the subagent spends.
+    let lent = config.tool(&call.name).filter(|t| crate::subagent::NESTS && t.runs_agent()).map(|_| Lend {
+        policies: config.policy.iter().chain(&hooks.policies).cloned().collect(),
+        budgets: run.budgets_within(),
+        spent: std::sync::Mutex::new(Usage::default()),
+    });
+    let called = call_tool(config, run.run_id(), &call, &slot, input.as_ref(), lent.as_ref(), hooks).await;
+    let spent = lent.map(|l| l.spent.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let mut outcome = match called {
         Ok(outcome) => outcome,
         // Stopped by the run's signal (its request cancelled, or a wait before a retry): the run is aborted,
         // the call not recorded.
@@ -607,6 +630,9 @@ async fn run_tool(
         .next
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(spent) = spent {
+        run.spent(spent);
+    }
     if let Some(state) = next {
         if let Err(why) = keep_state(config, run, state, &call, hooks) {
             outcome = ToolOutcome::Error(why);
@@ -699,6 +725,7 @@ async fn call_tool(
     call: &ToolUse,
     state: &StateSlot<'_>,
     input: Option<&crate::tool::PendingInput>,
+    lent: Option<&Lend>,
     hooks: &mut Hooks<'_>,
 ) -> Result<ToolOutcome, Option<crate::tool::Unavailable>> {
     let Some(tool) = config.tool(&call.name) else {
@@ -709,16 +736,23 @@ async fn call_tool(
     let mut backoff = policy.backoff_ms.unwrap_or(0);
     let mut attempt = 1;
     loop {
-        let ctx = ToolContext {
-            tool_use_id: &call.id,
-            run_id,
-            state: Some(state),
-            input,
-        };
-        let work = tool.call_dyn(call.input.clone(), ctx);
-        let answer = match policy.timeout_ms {
-            Some(ms) => crate::platform::unless_stopped(work, config.wait(ms)).await,
-            None => Some(work.await),
+        let answer = {
+            let nest = lent.filter(|_| crate::subagent::NESTS).map(|l| Lent {
+                events: std::sync::Mutex::new(&mut *hooks.events),
+                lend: l,
+            });
+            let ctx = ToolContext {
+                tool_use_id: &call.id,
+                run_id,
+                state: Some(state),
+                input,
+                nest: nest.as_ref().map(|n| n as &dyn crate::tool::Nesting),
+            };
+            let work = tool.call_dyn(call.input.clone(), ctx);
+            match policy.timeout_ms {
+                Some(ms) => crate::platform::unless_stopped(work, config.wait(ms)).await,
+                None => Some(work.await),
+            }
         };
         let failed = match answer {
             Some(Ok(Value::String(text))) => return Ok(ToolOutcome::Output(text)),
@@ -726,6 +760,10 @@ async fn call_tool(
             Some(Ok(value)) => return Ok(ToolOutcome::Output(crate::keys::canonical_json(&value))),
             Some(Err(ToolError::Interrupt(i))) => return Ok(ToolOutcome::Interrupt(i)),
             Some(Err(ToolError::Input(input))) => return Ok(ToolOutcome::Input(input)),
+            Some(Err(ToolError::Nested(pause))) if crate::subagent::NESTS => return Ok(ToolOutcome::Nested(pause)),
+            Some(Err(ToolError::Nested(_))) => {
+                return Ok(ToolOutcome::Error("this variant of the package runs no subagent".into()));
+            }
             // What the tool stands for could not be reached: tried again while attempts remain, then the run
             // ends (with the checkpoint from before the call).
             Some(Err(ToolError::Unavailable(why))) if attempt >= attempts => return Err(Some(why)),
@@ -770,5 +808,57 @@ async fn call_tool(
         }
         backoff = backoff.saturating_mul(2);
         attempt += 1;
+    }
+}
+
+/// What a run lends a call that runs a subagent ([`crate::tool::Nesting`]): the policies and budgets over it, and the
+/// tokens it spent.
+struct Lend {
+    policies: Vec<std::sync::Arc<dyn crate::approval::ApprovalPolicy>>,
+    budgets: Vec<(crate::approval::Budget, Usage)>,
+    spent: std::sync::Mutex<Usage>,
+}
+
+/// [`Lend`] with the run's listener, for one attempt of the call.
+struct Lent<'a> {
+    events: std::sync::Mutex<&'a mut dyn EventSink>,
+    lend: &'a Lend,
+}
+
+impl Lent<'_> {
+    fn sink<R>(&self, f: impl FnOnce(&mut dyn EventSink) -> R) -> R {
+        let mut events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut **events)
+    }
+}
+
+impl crate::tool::Nesting for Lent<'_> {
+    fn forward(&self, call: &str, event: &Event<'_>) {
+        self.sink(|s| s.event(&crate::subagent::nested_event(call, event)));
+    }
+    fn listening(&self) -> bool {
+        self.sink(|s| s.listening())
+    }
+    fn wants_deltas(&self) -> bool {
+        self.sink(|s| s.wants_deltas())
+    }
+    fn aborted(&self) -> bool {
+        self.sink(|s| s.aborted())
+    }
+    fn when_aborted(&self) -> Option<BoxFuture<'static, ()>> {
+        self.sink(|s| s.when_aborted())
+    }
+    fn policies(&self) -> &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>] {
+        &self.lend.policies
+    }
+    fn budgets(&self) -> &[(crate::approval::Budget, Usage)] {
+        &self.lend.budgets
+    }
+    fn spend(&self, usage: Usage) {
+        self.lend
+            .spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(usage);
     }
 }

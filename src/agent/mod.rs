@@ -214,6 +214,28 @@ impl Agent {
         hooks.traced(self.config.telemetry.as_ref(), call, None);
         drive(&self.config, &*self.model, run, &mut hooks).await
     }
+
+    /// [`Agent::run`] as a subagent ([`agent_tool`](crate::agent_tool)): bounded by `outer` (the calling runs'
+    /// budgets) and reviewed by `policies` (theirs) beside its own.
+    pub(crate) async fn run_in(
+        &self,
+        input: Input,
+        events: &mut dyn EventSink,
+        outer: crate::run::Outer,
+        policies: Vec<Arc<dyn crate::approval::ApprovalPolicy>>,
+    ) -> Result<Outcome, AgentError> {
+        let call = if matches!(input, Input::Prompt(_)) {
+            "prompt"
+        } else {
+            "resume"
+        };
+        let mut run = self.config.start(input).await?;
+        run.set_outer(outer);
+        let mut hooks = Hooks::new(events);
+        hooks.policies = policies;
+        hooks.traced(self.config.telemetry.as_ref(), call, None);
+        drive(&self.config, &*self.model, run, &mut hooks).await
+    }
 }
 
 impl Agent {

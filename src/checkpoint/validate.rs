@@ -178,6 +178,13 @@ impl Checkpoint {
         let mut pending = HashSet::new();
         for (k, i) in self.interrupts.iter().enumerate() {
             let at = |field: &str| format!("interrupts[{k}].{field}");
+            if i.is_nested() {
+                self.validate_nested(i, &at)?;
+                if !pending.insert(i.id.as_str()) {
+                    return Err(CheckpointError::at(at("id"), format!("{:?} is pending twice", i.id)));
+                }
+                continue;
+            }
             if i.kind == InterruptKind::Elicitation {
                 self.validate_elicitation(i, &at)?;
                 if !pending.insert(i.id.as_str()) {
@@ -224,6 +231,16 @@ impl Checkpoint {
             }
             validate_approvers(i, &at)?;
         }
+        let nested = self.interrupts.iter().filter(|i| i.is_nested()).count();
+        if nested > 0 {
+            if nested < self.interrupts.len() {
+                return Err(CheckpointError::at(
+                    "interrupts",
+                    "a run waits for one subagent's interrupts at a time, with nothing else",
+                ));
+            }
+            return Ok(pending);
+        }
         let questions = self
             .interrupts
             .iter()
@@ -249,13 +266,55 @@ impl Checkpoint {
         Ok(pending)
     }
 
+    /// A subagent's interrupt names the call in `pendingInput` (a paused run's) first in its path, and its id is
+    /// `<path…>/<id>`.
+    fn validate_nested(&self, i: &Interrupt, at: &dyn Fn(&str) -> String) -> Result<(), CheckpointError> {
+        let Some(p) = self.pending_input.as_ref().filter(|p| p.nested) else {
+            return Err(CheckpointError::at(
+                "pendingInput",
+                format!(
+                    "missing, or not a subagent's (nested), but {} is a subagent's",
+                    at("id").trim_end_matches(".id")
+                ),
+            ));
+        };
+        if i.path.first() != Some(&p.call) {
+            return Err(CheckpointError::at(
+                at("path[0]"),
+                format!("expected {:?} (the call whose subagent waits)", p.call),
+            ));
+        }
+        let mut rest = i.id.as_str();
+        for (k, call) in i.path.iter().enumerate() {
+            match rest.strip_prefix(call.as_str()).and_then(|r| r.strip_prefix('/')) {
+                Some(r) if !call.is_empty() => rest = r,
+                _ => {
+                    return Err(CheckpointError::at(
+                        at("id"),
+                        format!(
+                            "expected it to start with path[{k}] {call:?} and a '/': \"{}/<id>\"",
+                            i.path.join("/")
+                        ),
+                    ));
+                }
+            }
+        }
+        if rest.is_empty() {
+            return Err(CheckpointError::at(at("id"), "names no interrupt after its path"));
+        }
+        validate_approvers(i, at)
+    }
+
     /// An elicitation names a request of the call in `pendingInput` (`<call>/<key>`), with its message and
     /// the schema of its answer.
     fn validate_elicitation(&self, i: &Interrupt, at: &dyn Fn(&str) -> String) -> Result<(), CheckpointError> {
-        let Some(p) = &self.pending_input else {
+        let Some(p) = self.pending_input.as_ref().filter(|p| !p.nested) else {
             return Err(CheckpointError::at(
                 "pendingInput",
-                format!("missing, but {} waits for input", at("id").trim_end_matches(".id")),
+                format!(
+                    "missing, or a subagent's, but {} waits for input",
+                    at("id").trim_end_matches(".id")
+                ),
             ));
         };
         let key = i.id.strip_prefix(p.call.as_str()).and_then(|k| k.strip_prefix('/'));
@@ -283,6 +342,20 @@ impl Checkpoint {
                 "pendingInput.call",
                 format!("{:?} already has a result in toolResults", p.call),
             ));
+        }
+        if p.nested {
+            const TYPES: [&str; 6] = ["approve", "deny", "answer", "accept", "decline", "cancel"];
+            if let Some((key, _)) = p.responses.iter().find(|(_, r)| {
+                !r.get("type")
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|t| TYPES.contains(&t))
+            }) {
+                return Err(CheckpointError::at(
+                    format!("pendingInput.responses[{key:?}].type"),
+                    "expected a decision: \"approve\", \"deny\", \"answer\", \"accept\", \"decline\" or \"cancel\"",
+                ));
+            }
+            return Ok(());
         }
         if let Some((key, _)) = p.responses.iter().find(|(_, r)| {
             !r.get("action")

@@ -268,6 +268,9 @@ pub enum ToolOutcome {
     Interrupt(InterruptError),
     /// Pause for the input the tool needs; the resume calls it again with the answers.
     Input(InputRequired),
+    /// A run inside the call (a subagent) paused: the run pauses on its interrupts; the resume calls the tool again
+    /// with the decisions for them.
+    Nested(crate::tool::NestedPause),
 }
 
 /// A decision a resume applied, for reporting (`approval-response`, or the answer's `tool-result`).
@@ -314,6 +317,8 @@ pub struct Run<'c> {
     asked_again: Vec<String>,
     /// Set when this resume denied a larger budget: the run ends instead of asking again.
     budget_denied: bool,
+    /// For a subagent's run: what the runs that called it impose (their budgets, their policies).
+    outer: Option<Box<Outer>>,
     /// `(bytes, covered)`: the length of the JSON text the run was resumed from, and how many of its messages
     /// that text covers as they still are (all but the last, which a resume may change) — an upper bound of
     /// their size that spares measuring them until a value nears the limit ([`Run::too_large`]).
@@ -324,6 +329,27 @@ pub struct Run<'c> {
     /// What changed in the messages since the run's state was last taken for saving ([`Run::take_saved`]),
     /// so a session's log record holds only what changed.
     saved: Saved,
+}
+
+/// What the runs that called a subagent impose on its run.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Outer {
+    /// Their token budgets, each with the usage counted against it outside this run.
+    pub(crate) budgets: Vec<(crate::approval::Budget, crate::message::Usage)>,
+    /// True when an approval policy of theirs sees every call of this run.
+    pub(crate) reviews_all: bool,
+    /// The budget of theirs this run reached, and the usage that reached it.
+    reached: Option<(crate::approval::Budget, crate::message::Usage)>,
+}
+
+impl Outer {
+    pub(crate) fn new(budgets: Vec<(crate::approval::Budget, crate::message::Usage)>, reviews_all: bool) -> Self {
+        Outer {
+            budgets,
+            reviews_all,
+            reached: None,
+        }
+    }
 }
 
 /// How the messages changed since the last save: the saved messages lost the range `dropped` (compaction),
@@ -355,6 +381,7 @@ impl<'c> Run<'c> {
             drift: None,
             asked_again: Vec::new(),
             budget_denied: false,
+            outer: None,
             read_bytes: None,
             unchanged: 0,
             saved: Saved::default(),
@@ -459,7 +486,7 @@ impl<'c> Run<'c> {
                 .filter(|c| {
                     self.config
                         .tool(&c.name)
-                        .is_some_and(|(_, p)| p.may_need_approval || self.config.reviews_all)
+                        .is_some_and(|(_, p)| p.may_need_approval || self.reviews_all())
                 })
                 .filter(|c| !self.state.tool_results.iter().any(|r| r.tool_use_id == c.id))
                 .filter(|c| !self.state.approved.contains(&c.id))
@@ -534,6 +561,18 @@ impl<'c> Run<'c> {
                     self.ask_budget(budget, limit);
                     return Step::Paused;
                 }
+                return Step::OverBudget(limit);
+            }
+        }
+        if let Some(outer) = self.outer.as_deref_mut().filter(|_| crate::subagent::NESTS) {
+            let usage = self.state.usage;
+            let reached = outer.budgets.iter().find_map(|(b, base)| {
+                let mut used = *base;
+                used.add(usage);
+                b.spent(used).map(|limit| (*b, used, limit))
+            });
+            if let Some((budget, used, limit)) = reached {
+                outer.reached = Some((budget, used));
                 return Step::OverBudget(limit);
             }
         }
@@ -719,6 +758,54 @@ impl<'c> Run<'c> {
         self.drift.as_ref()
     }
 
+    /// True when every call of a turn is reviewed: an approval policy (the agent's, or one over a subagent) sees it.
+    fn reviews_all(&self) -> bool {
+        self.config.reviews_all || self.outer.as_deref().is_some_and(|o| o.reviews_all)
+    }
+
+    /// A subagent's run: bounded by the budgets of the runs that called it, reviewed by their policies.
+    pub(crate) fn set_outer(&mut self, outer: Outer) {
+        self.outer = Some(Box::new(outer));
+    }
+
+    /// The budgets a subagent called by this run is bounded by: those over this run and its own, each with the usage
+    /// counted against it so far.
+    pub(crate) fn budgets_within(&self) -> Vec<(crate::approval::Budget, crate::message::Usage)> {
+        let usage = self.state.usage;
+        let mut all: Vec<_> = self
+            .outer
+            .as_deref()
+            .map(|o| {
+                o.budgets
+                    .iter()
+                    .map(|(b, base)| {
+                        let mut used = *base;
+                        used.add(usage);
+                        (*b, used)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(own) = self.budget() {
+            all.push((own, usage));
+        }
+        all
+    }
+
+    /// Counts tokens spent inside a tool call (a subagent's model calls) in the run's usage.
+    pub(crate) fn spent(&mut self, usage: crate::message::Usage) {
+        self.state.usage.add(usage);
+    }
+
+    /// The budget a [`Step::OverBudget`] reached and the usage that reached it: the run's own, or one of the runs
+    /// that called this subagent.
+    pub(crate) fn over_budget(&self) -> (crate::approval::Budget, crate::message::Usage) {
+        match self.outer.as_deref().and_then(|o| o.reached) {
+            Some(reached) => reached,
+            None => (self.budget().unwrap_or_default(), self.state.usage),
+        }
+    }
+
     /// The run's token budget: the agent's, with what a decision raised it to (kept in the checkpoint).
     pub fn budget(&self) -> Option<crate::approval::Budget> {
         let b = self.config.budget?;
@@ -779,6 +866,8 @@ impl<'c> Run<'c> {
             ToolOutcome::Error(message) => (message, true),
             ToolOutcome::Interrupt(ask) => return self.ask(id, ask, now),
             ToolOutcome::Input(input) => return self.ask_input(id, input),
+            ToolOutcome::Nested(pause) if crate::subagent::NESTS => return self.ask_nested(id, pause),
+            ToolOutcome::Nested(_) => ("this variant of the package runs no subagent".to_owned(), true),
         };
         self.state.tool_results.push(ToolResult {
             tool_use_id: id.to_owned(),
@@ -804,10 +893,14 @@ impl<'c> Run<'c> {
                         .map(|r| crate::json::len(&r.message) + crate::json::len(&r.requested_schema))
                         .sum::<usize>()
             }
+            ToolOutcome::Nested(pause) => {
+                crate::json::len(&pause.state) + pause.interrupts.iter().map(crate::json::len).sum::<usize>()
+            }
         };
         let what = match &outcome {
             ToolOutcome::Interrupt(_) => "question",
             ToolOutcome::Input(_) => "request for input",
+            ToolOutcome::Nested(_) => "paused run",
             _ => "result",
         };
         if let Some(why) = self.too_large(size, 0) {
@@ -825,6 +918,7 @@ impl<'c> Run<'c> {
                 .chain([crate::limits::value_depth(&input.state)])
                 .max()
                 .unwrap_or(0),
+            ToolOutcome::Nested(pause) => crate::limits::value_depth(&pause.state),
             _ => 0,
         };
         if depth > max {
@@ -835,6 +929,11 @@ impl<'c> Run<'c> {
         if let ToolOutcome::Input(input) = &outcome {
             if let Some(problem) = input_problem(input) {
                 return ToolOutcome::Error(format!("the tool's request for input was refused: {problem}"));
+            }
+        }
+        if let ToolOutcome::Nested(pause) = &outcome {
+            if pause.interrupts.is_empty() {
+                return ToolOutcome::Error("the tool paused a run that waits for nothing".into());
             }
         }
         outcome
@@ -881,6 +980,32 @@ impl<'c> Run<'c> {
             call: call.id,
             state,
             responses: serde_json::Map::new(),
+            nested: false,
+        });
+        self.state.set_interrupts(interrupts);
+    }
+
+    /// The call `id` paused a run of its own (a subagent): the run pauses on that run's interrupts, each named
+    /// `<id>/<its id>` with the path of calls to it, and keeps its state for the call made again once they are
+    /// decided.
+    fn ask_nested(&mut self, id: &str, pause: crate::tool::NestedPause) {
+        let Some(call) = self.open_call(id) else { return };
+        let interrupts = pause
+            .interrupts
+            .into_iter()
+            .map(|mut i| {
+                i.id = format!("{}/{}", call.id, i.id);
+                i.path.insert(0, call.id.clone());
+                i
+            })
+            .collect();
+        let mut state = pause.state;
+        crate::limits::normalize_numbers(&mut state);
+        self.state.pending_input = Some(PendingInput {
+            call: call.id,
+            state,
+            responses: serde_json::Map::new(),
+            nested: true,
         });
         self.state.set_interrupts(interrupts);
     }

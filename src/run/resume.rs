@@ -78,6 +78,7 @@ impl<'c> Run<'c> {
             drift: None,
             asked_again: Vec::new(),
             budget_denied: false,
+            outer: None,
         };
         if run.state.interrupts.is_empty() {
             run.continue_with(input)?;
@@ -171,7 +172,10 @@ impl<'c> Run<'c> {
         self.state.pending_tool_use_id = None;
         self.state.question = None;
         // Questions were asked mid-turn: calls before them without a result are lost (older formats only).
-        if let Some(q) = pending.iter().find(|i| i.kind == InterruptKind::Question) {
+        if let Some(q) = pending
+            .iter()
+            .find(|i| i.kind == InterruptKind::Question && !i.is_nested())
+        {
             let lost: Vec<ToolResult> = self
                 .state
                 .open_calls()
@@ -187,9 +191,25 @@ impl<'c> Run<'c> {
         for (mut interrupt, decision) in pending.into_iter().zip(plan) {
             // Undecided (an interrupt of a resume that waits for several approvers): it stays as it was.
             let Some(decision) = decision else {
-                still.push(interrupt);
+                // A subagent's undecided interrupt: its run keeps it, and pauses on it again.
+                if !(crate::subagent::NESTS && interrupt.is_nested()) {
+                    still.push(interrupt);
+                }
                 continue;
             };
+            if crate::subagent::NESTS && interrupt.is_nested() {
+                self.forward(&interrupt, &decision);
+                self.applied.push(Applied {
+                    approved: matches!(decision, Decision::Approve { .. }),
+                    interrupt,
+                    modified_args: None,
+                    result: None,
+                    expired: false,
+                    by: decision.approver().map(str::to_owned),
+                    pending: false,
+                });
+                continue;
+            }
             let expired = interrupt.expires_at.is_some_and(|at| now > at);
             // One more approver of a call that waits for several: it runs once enough distinct ones approved.
             if let (Some(k), Decision::Approve { by: Some(by), .. }) = (interrupt.approvers, &decision) {
@@ -225,9 +245,21 @@ impl<'c> Run<'c> {
         Ok(())
     }
 
+    /// A variant without subagents cannot go on with a subagent's run: refused before anything changes.
+    fn nests_or_refuses(&self) -> Result<(), AgentError> {
+        match self.state.interrupts.iter().find(|i| i.is_nested()) {
+            Some(i) if !crate::subagent::NESTS => Err(decision_error(
+                Some(&i.id),
+                "the run waits for a subagent (agentTool), and the loaded WebAssembly has no subagents: resume it with the agent whose agentTool() made it (imported from 'resumable-agent', not 'resumable-agent/core')",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The decision for each pending interrupt, in order, each checked (an expired one is an
     /// `InterruptExpired` without its checkpoint, which the caller adds); `None` for one left undecided.
     fn plan(&self, input: Resume, now: u64) -> Result<Vec<Option<Decision>>, AgentError> {
+        self.nests_or_refuses()?;
         let decisions = match_decisions(&self.state.interrupts, input, &self.asked_again)?;
         self.state
             .interrupts
@@ -368,8 +400,15 @@ impl<'c> Run<'c> {
     /// The decision to apply for `interrupt`: checked against its kind and the tool's schema, and replaced
     /// by a denial when it expired under a `deny` policy.
     fn check_decision(&self, interrupt: &Interrupt, decision: Decision, now: u64) -> Result<Decision, Check> {
-        let tool = self.config.tool(&interrupt.tool_name);
-        if interrupt.expires_at.is_some_and(|at| now > at) {
+        // A subagent's interrupt is about its tools, its budget and its expiry rules: its run checks the decision
+        // (the agent's resume asks it before anything runs, `Tool::check_resume`); here only its shape.
+        let nested = crate::subagent::NESTS && interrupt.is_nested();
+        let tool = if nested {
+            None
+        } else {
+            self.config.tool(&interrupt.tool_name)
+        };
+        if !nested && interrupt.expires_at.is_some_and(|at| now > at) {
             return match tool.map_or(OnExpire::Error, |(_, p)| p.on_expire) {
                 OnExpire::Deny => Ok(Decision::Deny {
                     by: None,
@@ -412,8 +451,10 @@ impl<'c> Run<'c> {
                 format!("expected {expected}, got \"{}\"", decision.type_name()),
             )));
         }
-        if let Err(problem) = self.check_budget(interrupt, &decision) {
-            return Err(Check::Invalid(decision_error(Some(&interrupt.id), problem)));
+        if !nested {
+            if let Err(problem) = self.check_budget(interrupt, &decision) {
+                return Err(Check::Invalid(decision_error(Some(&interrupt.id), problem)));
+            }
         }
         if let Some(by) = decision.approver() {
             if by.is_empty() || by.chars().count() > 200 {
@@ -510,6 +551,23 @@ impl<'c> Run<'c> {
         }
     }
 
+    /// Records the decision for a subagent's interrupt, by its id in the subagent's run, for the call that runs
+    /// it, which runs again and resumes it with them.
+    fn forward(&mut self, interrupt: &Interrupt, decision: &Decision) {
+        let Some(pending) = self.state.pending_input.as_mut().filter(|p| p.nested) else {
+            return;
+        };
+        let key = interrupt
+            .id
+            .strip_prefix(pending.call.as_str())
+            .and_then(|k| k.strip_prefix('/'))
+            .unwrap_or(&interrupt.id)
+            .to_owned();
+        let mut value = decision.to_value();
+        crate::limits::normalize_numbers(&mut value);
+        pending.responses.insert(key, value);
+    }
+
     /// Records an elicitation's answer (MCP's `ElicitResult`) for the call that asked, which runs again.
     fn give_input(&mut self, interrupt: &Interrupt, decision: Decision) {
         let Some(pending) = self.state.pending_input.as_mut() else {
@@ -565,7 +623,7 @@ fn set_aside(
     let mut again: Vec<String> = state
         .interrupts
         .iter()
-        .filter(|i| i.kind == InterruptKind::Approval && drift.touches(&i.tool_name))
+        .filter(|i| i.kind == InterruptKind::Approval && !i.is_nested() && drift.touches(&i.tool_name))
         .map(|i| i.id.clone())
         .collect();
     let calls = state.open_calls().unwrap_or_default();

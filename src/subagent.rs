@@ -1,0 +1,232 @@
+//! Subagents: a tool whose call runs another agent ([`agent_tool`]).
+//!
+//! The child runs inside the parent's tool call. When it finishes, its answer (its text, or its structured output)
+//! is the call's result. When it pauses, the call pauses the parent with [`ToolError::Nested`]: the child's
+//! interrupts become the parent's (ids `<call id>/<child's id>`, `path` from the parent's call down) and the child's
+//! checkpoint is kept in the parent's (`pendingInput`, `nested: true`) — one portable JSON, at any depth. The
+//! parent's resume checks the decisions for them against the child ([`Tool::check_resume`]) before anything runs, then
+//! calls the tool again, which resumes the child with them. The child's events reach the parent's listener as
+//! [`Event::Nested`](crate::Event) with their path; the parent's approval policy reviews the child's calls beside the
+//! child's own; the parent's token budget bounds the child's model calls, and the tokens the child spends count in the
+//! parent's usage.
+
+use serde_json::Value;
+
+use crate::agent::{Agent, Input, Outcome};
+use crate::event::{Event, EventSink, Nested};
+use crate::message::Usage;
+use crate::model::ToolDefinition;
+use crate::platform::BoxFuture;
+use crate::tool::{NestedPause, Nesting, PendingInput, Tool, ToolContext, ToolError};
+use crate::{AgentError, Checkpoint, Resume};
+
+/// False in the npm package's variants without subagents (`js` without `js-subagents`): no tool there runs a child,
+/// and the compiler leaves the code that nests runs out of them. Such a variant refuses to resume a checkpoint that
+/// waits for a subagent's decisions (a `DecisionError` naming the fix).
+pub(crate) const NESTS: bool = cfg!(any(not(feature = "js"), feature = "js-subagents"));
+
+/// A tool whose call runs `agent` (see [`agent_tool`]).
+pub struct AgentTool {
+    definition: ToolDefinition,
+    agent: Agent,
+    /// True while the input is the default `{ task }`: the task is the child's prompt (else the input's JSON is).
+    task: bool,
+}
+
+/// A tool named `name` that runs `agent` as a subagent: its input is `{ task: string }` (the child's prompt; see
+/// [`AgentTool::input_schema`] for another), its result the child's final text — or its structured output, when the
+/// child has an output schema.
+///
+/// ```
+/// use resumable_agent::{agent_tool, Agent, ModelResponse, ScriptedModel};
+/// use serde_json::json;
+///
+/// let researcher = Agent::builder(ScriptedModel::new([ModelResponse::text("Three sources agree.")]))
+///     .instructions("Research the task.")
+///     .build()?;
+/// let lead = Agent::builder(ScriptedModel::new([
+///     ModelResponse::tool_call("c1", "research", json!({"task": "Is it safe?"})),
+///     ModelResponse::text("Yes: three sources agree."),
+/// ]))
+/// .tool(agent_tool("research", "Researches a task.", researcher))
+/// .build()?;
+/// let done = pollster::block_on(lead.prompt("Check it."))?.assert_complete()?;
+/// assert_eq!(done.text, "Yes: three sources agree.");
+/// # Ok::<(), resumable_agent::AgentError>(())
+/// ```
+pub fn agent_tool(name: impl Into<String>, description: impl Into<String>, agent: Agent) -> AgentTool {
+    AgentTool {
+        definition: ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": { "task": { "type": "string", "description": "What the subagent is to do." } },
+                "required": ["task"],
+            }),
+        },
+        agent,
+        task: true,
+    }
+}
+
+impl AgentTool {
+    /// The tool `definition` running `agent`; `task`: the input is `{ task }` (the npm package's `agentTool()`).
+    #[cfg_attr(not(feature = "js-subagents"), allow(dead_code))]
+    pub(crate) fn from_parts(definition: ToolDefinition, agent: Agent, task: bool) -> Self {
+        AgentTool {
+            definition,
+            agent,
+            task,
+        }
+    }
+
+    /// Takes input matching `schema` (a JSON Schema object) instead of `{ task }`: the child's prompt is then the
+    /// input's JSON text.
+    #[must_use]
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.definition.input_schema = schema;
+        self.task = false;
+        self
+    }
+
+    /// The child's prompt for a first call with `input`.
+    fn prompt(&self, input: &Value) -> String {
+        match input.get("task").and_then(Value::as_str) {
+            Some(task) if self.task => task.to_owned(),
+            _ => crate::keys::canonical_json(input),
+        }
+    }
+}
+
+/// The child's checkpoint and the decisions for it, from what the parent kept for the call.
+fn resumed(input: &PendingInput) -> Result<(Checkpoint, Resume), AgentError> {
+    // As text, through the reader every checkpoint takes (no reader of its own for a value in the .wasm).
+    let text =
+        crate::json::to_string(&input.state).map_err(|e| crate::CheckpointError::at("checkpoint", e.to_string()))?;
+    let checkpoint = Checkpoint::from_json(&text)?;
+    Ok((checkpoint, Resume::Json(Value::Object(input.responses.clone()))))
+}
+
+/// `a - b`, saturating.
+fn minus(a: Usage, b: Usage) -> Usage {
+    Usage {
+        input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
+        output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
+    }
+}
+
+/// The child's events, to the parent's listener with the call's id first in their path.
+struct Forward<'a> {
+    nest: Option<&'a (dyn Nesting + 'a)>,
+    call: &'a str,
+}
+
+impl EventSink for Forward<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        if let Some(n) = self.nest {
+            n.forward(self.call, event);
+        }
+    }
+    fn wants_deltas(&self) -> bool {
+        self.nest.is_some_and(|n| n.wants_deltas())
+    }
+    fn listening(&self) -> bool {
+        self.nest.is_some_and(|n| n.listening())
+    }
+    fn aborted(&self) -> bool {
+        self.nest.is_some_and(|n| n.aborted())
+    }
+    fn when_aborted(&self) -> Option<BoxFuture<'static, ()>> {
+        self.nest.and_then(|n| n.when_aborted())
+    }
+}
+
+/// A child's event as its parent's listener gets it.
+pub(crate) fn nested_event<'a>(call: &'a str, event: &'a Event<'a>) -> Event<'a> {
+    Event::Nested(Nested::of(call, event))
+}
+
+impl Tool for AgentTool {
+    fn definition(&self) -> ToolDefinition {
+        self.definition.clone()
+    }
+
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: ToolContext<'a>,
+    ) -> impl std::future::Future<Output = Result<Value, ToolError>> + crate::MaybeSend + 'a {
+        async move {
+            let (run, before) = match ctx.input().filter(|p| p.nested) {
+                Some(p) => {
+                    let (checkpoint, decisions) =
+                        resumed(p).map_err(|e| ToolError::Final(format!("the subagent could not resume: {e}")))?;
+                    let before = checkpoint.usage;
+                    (Input::Resume(checkpoint, decisions), before)
+                }
+                None => (Input::prompt(self.prompt(&input)), Usage::default()),
+            };
+            let nest = ctx.nest;
+            let outer = crate::run::Outer::new(
+                nest.map(|n| n.budgets().iter().map(|(b, used)| (*b, minus(*used, before))).collect())
+                    .unwrap_or_default(),
+                nest.is_some_and(|n| !n.policies().is_empty()),
+            );
+            let policies = nest.map(|n| n.policies().to_vec()).unwrap_or_default();
+            let mut events = Forward {
+                nest,
+                call: ctx.tool_use_id,
+            };
+            let ran = self.agent.run_in(run, &mut events, outer, policies).await;
+            let after = match &ran {
+                Ok(outcome) => Some(outcome.checkpoint().usage),
+                Err(e) => e.checkpoint().map(|c| c.usage),
+            };
+            if let (Some(n), Some(after)) = (nest, after) {
+                n.spend(minus(after, before));
+            }
+            match ran {
+                Ok(Outcome::Complete(done)) => Ok(match done.checkpoint.structured {
+                    Some(structured) => structured,
+                    None => Value::String(done.text),
+                }),
+                Ok(Outcome::Interrupted(paused)) => {
+                    let checkpoint = paused.checkpoint;
+                    let interrupts = checkpoint.interrupts.clone();
+                    let state = serde_json::from_str(&checkpoint.to_json())
+                        .map_err(|e| ToolError::Final(format!("the subagent's checkpoint could not be kept: {e}")))?;
+                    Err(ToolError::Nested(NestedPause::new(interrupts, state)))
+                }
+                // Stopped by the parent's signal: the parent's run is aborted, as with any call it stops.
+                Err(AgentError::Aborted { .. }) if nest.is_some_and(|n| n.aborted()) => Err(ToolError::Unavailable(
+                    crate::tool::Unavailable::new("subagent", None, "stopped by the run's signal"),
+                )),
+                Err(e) => Err(ToolError::Final(format!(
+                    "the subagent {} failed: {e}",
+                    self.definition.name
+                ))),
+            }
+        }
+    }
+
+    /// The child's fingerprint: a child changed while a run waits makes a changed tool of the parent (config drift).
+    fn approval_rule(&self) -> Value {
+        serde_json::json!({ "agent": self.agent.config.fingerprint_text() })
+    }
+
+    fn check_resume(&self, input: &PendingInput) -> Result<(), AgentError> {
+        if !input.nested {
+            return Ok(());
+        }
+        let (checkpoint, decisions) = resumed(input)?;
+        self.agent
+            .config
+            .begin(Input::Resume(checkpoint, decisions))
+            .map(|_| ())
+    }
+
+    fn runs_agent(&self) -> bool {
+        true
+    }
+}

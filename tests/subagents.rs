@@ -1,0 +1,528 @@
+//! Subagents (`agent_tool`) through the public Rust API: a child's interrupts surface in the parent's with ids
+//! `<call>/<child id>` and a path, decisions by those ids reach the child (checked before anything runs), the child's
+//! run lives inside the parent's checkpoint (carried across as JSON text, as a host stores it), every tool of either
+//! runs once, the parent's approval policy reviews the child's calls, its budget counts the child's tokens, and the
+//! child's events reach the parent's listener with their path. Natively and, compiled to wasm32, in Node.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // test code
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use resumable_agent::{
+    Agent, AgentError, Budget, Checkpoint, Decision, Event, Input, InterruptError, InterruptKind, ModelResponse,
+    Outcome, PolicyDecision, Resume, agent_tool, approval_policy, tool,
+};
+use serde_json::{Value, json};
+
+/// A tool named `name` that counts its runs and answers `done <name>`.
+fn counted(
+    name: &'static str,
+    runs: &Arc<AtomicUsize>,
+) -> resumable_agent::FnTool<
+    impl Fn(Value, resumable_agent::ToolContext<'_>) -> std::future::Ready<Result<Value, resumable_agent::ToolError>>
+    + Send
+    + Sync
+    + use<>,
+> {
+    let runs = runs.clone();
+    tool(name, "Does it.", json!({"type": "object"}), move |_, _| {
+        runs.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Ok(json!(format!("done {name}"))))
+    })
+}
+
+/// `counted`, asking for approval of every call.
+fn gated(name: &'static str, runs: &Arc<AtomicUsize>) -> impl resumable_agent::Tool + use<> {
+    counted(name, runs).needs_approval()
+}
+
+/// The checkpoint as a host stores it: JSON text, read back.
+fn stored(outcome: &Outcome) -> Checkpoint {
+    Checkpoint::from_json(&outcome.checkpoint().to_json()).unwrap()
+}
+
+/// A child that calls `pay` (which needs approval) and then answers.
+fn payer(runs: &Arc<AtomicUsize>) -> Agent {
+    let model = TestModel::by_turn([
+        turn(vec![call("k1", "pay", json!({"amount": 20}))]),
+        ModelResponse::text("Paid."),
+    ]);
+    Agent::builder(model)
+        .instructions("You pay.")
+        .tool(gated("pay", runs))
+        .build()
+        .unwrap()
+}
+
+/// A parent that calls `look`, then the child `payments`, then `look` again, in one turn, and answers.
+fn parent(child: Agent, runs: &Arc<AtomicUsize>) -> Agent {
+    let model = TestModel::by_turn([
+        turn(vec![
+            call("c0", "look", json!({})),
+            call("c1", "payments", json!({"task": "pay the invoice"})),
+            call("c2", "look", json!({})),
+        ]),
+        ModelResponse::text("All settled."),
+    ]);
+    Agent::builder(model)
+        .tool(counted("look", runs))
+        .tool(agent_tool("payments", "Pays invoices.", child))
+        .build()
+        .unwrap()
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_childs_approval_surfaces_in_the_parent_and_each_tool_runs_once_across_a_json_round_trip() {
+    let (child_runs, parent_runs) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let agent = parent(payer(&child_runs), &parent_runs);
+    let paused = block_on(agent.prompt("settle up")).unwrap();
+    let cp = stored(&paused);
+    assert_eq!(cp.interrupts.len(), 1);
+    let i = &cp.interrupts[0];
+    assert_eq!(
+        (i.id.as_str(), i.kind, i.tool_name.as_str()),
+        ("c1/k1", InterruptKind::Approval, "pay")
+    );
+    assert_eq!(i.path, vec!["c1".to_owned()]);
+    assert_eq!(i.input, json!({"amount": 20}));
+    // The call before the child ran; the one after waits; the child's run is in the parent's checkpoint.
+    assert_eq!(
+        (parent_runs.load(Ordering::SeqCst), child_runs.load(Ordering::SeqCst)),
+        (1, 0)
+    );
+    let kept = cp.pending_input.as_ref().unwrap();
+    assert!(kept.nested);
+    assert_eq!(kept.call, "c1");
+    assert_eq!(kept.state["interrupts"][0]["id"], "k1");
+    assert!(Checkpoint::from_value(kept.state.clone()).is_ok());
+
+    // A new process: a new agent, the same config.
+    let (child_runs2, parent_runs2) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let agent = parent(payer(&child_runs2), &parent_runs2);
+    let done = block_on(agent.resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())])))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "All settled.");
+    assert_eq!(child_runs2.load(Ordering::SeqCst), 1, "the child's tool ran once");
+    assert_eq!(
+        parent_runs2.load(Ordering::SeqCst),
+        1,
+        "c0 did not run again, c2 ran once"
+    );
+    let results: Vec<(String, String)> = done
+        .checkpoint
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .map(|r| (r.tool_use_id.clone(), r.content.clone()))
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            ("c0".into(), "done look".into()),
+            ("c1".into(), "Paid.".into()),
+            ("c2".into(), "done look".into())
+        ]
+    );
+    assert!(done.checkpoint.pending_input.is_none());
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_denial_through_the_parent_reaches_the_child_whose_model_reads_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = parent(payer(&runs), &Arc::new(AtomicUsize::new(0)));
+    let cp = stored(&block_on(agent.prompt("settle up")).unwrap());
+    let done = block_on(agent.resume(
+        cp,
+        Resume::decisions_by_id([("c1/k1", Decision::deny("not this month"))]),
+    ))
+    .unwrap()
+    .assert_complete()
+    .unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // The child answered after reading the denial (its script's next turn), and that is the parent's result.
+    let c1 = done
+        .checkpoint
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .find(|r| r.tool_use_id == "c1")
+        .unwrap()
+        .clone();
+    assert_eq!(c1.content, "Paid.");
+}
+
+/// Three levels: the parent's `c1` runs a middle agent whose `m1` runs a leaf that asks a question.
+fn three_levels(asked: &Arc<AtomicUsize>) -> Agent {
+    let asked = asked.clone();
+    let ask = tool("ask", "Asks the human.", json!({"type": "object"}), move |_, ctx| {
+        let asked = asked.clone();
+        let answered = ctx.input().is_some();
+        async move {
+            let _ = answered;
+            asked.fetch_add(1, Ordering::SeqCst);
+            Err(InterruptError::new("Which account?")
+                .with_options(["main", "savings"])
+                .into())
+        }
+    });
+    let leaf = Agent::builder(TestModel::by_turn([
+        turn(vec![call("g1", "ask", json!({}))]),
+        ModelResponse::text("Leaf used the answer."),
+    ]))
+    .tool(ask)
+    .build()
+    .unwrap();
+    let middle = Agent::builder(TestModel::by_turn([
+        turn(vec![call("m1", "leaf", json!({"task": "find the account"}))]),
+        ModelResponse::text("Middle done."),
+    ]))
+    .tool(agent_tool("leaf", "The leaf.", leaf))
+    .build()
+    .unwrap();
+    Agent::builder(TestModel::by_turn([
+        turn(vec![call("c1", "middle", json!({"task": "go"}))]),
+        ModelResponse::text("Top done."),
+    ]))
+    .tool(agent_tool("middle", "The middle.", middle))
+    .build()
+    .unwrap()
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn two_levels_of_nesting_answer_a_grandchilds_question_through_the_top() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let agent = three_levels(&asked);
+    let paused = block_on(agent.prompt("start")).unwrap();
+    assert_eq!(paused.question(), Some("Which account?"));
+    let cp = stored(&paused);
+    let i = &cp.interrupts[0];
+    assert_eq!((i.id.as_str(), i.kind), ("c1/m1/g1", InterruptKind::Question));
+    assert_eq!(i.path, vec!["c1".to_owned(), "m1".to_owned()]);
+    assert_eq!(
+        i.options.as_deref(),
+        Some(&["main".to_owned(), "savings".to_owned()][..])
+    );
+    // The grandchild's run sits in the child's, which sits in the parent's: one JSON.
+    let middle = &cp.pending_input.as_ref().unwrap().state;
+    assert_eq!(middle["pendingInput"]["nested"], true);
+    assert_eq!(middle["interrupts"][0]["id"], "m1/g1");
+
+    let asked_then = asked.load(Ordering::SeqCst);
+    let done = block_on(three_levels(&asked).resume(cp, "savings"))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "Top done.");
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        asked_then,
+        "the question's tool did not run again"
+    );
+    // The leaf's model read the answer as its tool's result.
+    let leaf_answer = done
+        .checkpoint
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .find(|r| r.tool_use_id == "c1")
+        .unwrap()
+        .content
+        .clone();
+    assert_eq!(leaf_answer, "Middle done.");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn malformed_unknown_or_mistyped_nested_decisions_are_decision_errors_naming_the_id_and_change_nothing() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = parent(payer(&runs), &Arc::new(AtomicUsize::new(0)));
+    let cp = stored(&block_on(agent.prompt("settle up")).unwrap());
+    let refused = |input: Resume| match block_on(agent.resume(cp.clone(), input)) {
+        Err(AgentError::Decision { id, problem }) => (id, problem),
+        other => panic!("expected a DecisionError, got {other:?}"),
+    };
+    let (id, problem) = refused(Resume::decisions_by_id([("c1/k9", Decision::approve())]));
+    assert_eq!(id.as_deref(), Some("c1/k9"));
+    assert!(problem.contains("no pending interrupt has this id"), "{problem}");
+    let (id, _) = refused(Resume::decisions_by_id([("c1", Decision::approve())]));
+    assert_eq!(id.as_deref(), Some("c1"));
+    let (id, problem) = refused(Resume::Json(json!({"c1/k1": {"type": "answer", "text": "yes"}})));
+    assert_eq!(id.as_deref(), Some("c1/k1"));
+    assert!(problem.contains("\"approve\" or \"deny\""), "{problem}");
+    // Checked by the child against its own tool's schema, before anything runs; named by the parent's id.
+    let strict = tool(
+        "pay",
+        "Pays.",
+        json!({"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}),
+        |_, _| async { Ok(json!("paid")) },
+    )
+    .needs_approval();
+    let child = Agent::builder(TestModel::by_turn([
+        turn(vec![call("k1", "pay", json!({"amount": 20}))]),
+        ModelResponse::text("Paid."),
+    ]))
+    .instructions("You pay.")
+    .tool(strict)
+    .build()
+    .unwrap();
+    let strict_parent = parent(child, &Arc::new(AtomicUsize::new(0)));
+    let cp2 = stored(&block_on(strict_parent.prompt("settle up")).unwrap());
+    let before = cp2.to_json();
+    match block_on(strict_parent.resume(
+        cp2,
+        Resume::decisions_by_id([("c1/k1", Decision::approve_with(json!({"amount": "lots"})))]),
+    )) {
+        Err(AgentError::Decision { id, problem }) => {
+            assert_eq!(id.as_deref(), Some("c1/k1"));
+            assert!(problem.contains("modifiedArgs"), "{problem}");
+        }
+        other => panic!("expected a DecisionError, got {other:?}"),
+    }
+    assert_eq!(Checkpoint::from_json(&before).unwrap().to_json(), before);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn the_parents_policy_reviews_the_childs_calls_and_two_approvers_are_counted_in_the_child() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    // The child has no rule of its own: `pay` and `wipe` are plain tools.
+    let child = Agent::builder(TestModel::by_turn([
+        turn(vec![
+            call("k1", "wipe", json!({})),
+            call("k2", "pay", json!({"amount": 500})),
+        ]),
+        ModelResponse::text("Child done."),
+    ]))
+    .tool(counted("wipe", &runs))
+    .tool(counted("pay", &runs))
+    .build()
+    .unwrap();
+    let policy = || {
+        approval_policy("over children", |call, _| {
+            let d = match call.name.as_str() {
+                "wipe" => PolicyDecision::deny("never"),
+                "pay" => PolicyDecision::ask_approvers(2),
+                _ => PolicyDecision::Allow,
+            };
+            async move { Ok(d) }
+        })
+    };
+    let make = |child| {
+        Agent::builder(TestModel::by_turn([
+            turn(vec![call("c1", "worker", json!({"task": "clean and pay"}))]),
+            ModelResponse::text("Parent done."),
+        ]))
+        .tool(agent_tool("worker", "Works.", child))
+        .approval_policy(policy())
+        .build()
+        .unwrap()
+    };
+    let agent = make(child);
+    let cp = stored(&block_on(agent.prompt("go")).unwrap());
+    assert_eq!(cp.interrupts.len(), 1);
+    assert_eq!(
+        (cp.interrupts[0].id.as_str(), cp.interrupts[0].approvers),
+        ("c1/k2", Some(2))
+    );
+    // The denial was answered inside the child at once.
+    let child_cp = &cp.pending_input.as_ref().unwrap().state;
+    assert!(
+        child_cp["toolResults"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("denied this call to wipe")
+    );
+
+    let approve = |by: &str| Resume::decisions_by_id([("c1/k2", Decision::approve().by(by))]);
+    let once = stored(&block_on(agent.resume(cp, approve("alice"))).unwrap());
+    assert_eq!(once.interrupts[0].approvals.len(), 1, "one approval so far");
+    let twice = stored(&block_on(agent.resume(once, approve("alice"))).unwrap());
+    assert_eq!(twice.interrupts[0].approvals.len(), 1, "the same approver counts once");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let done = block_on(agent.resume(twice, approve("bob")))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "Parent done.");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "pay ran once, wipe never");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn the_parents_budget_counts_the_childs_tokens_and_bounds_its_model_calls() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let child = || {
+        Agent::builder(TestModel::by_turn([
+            turn(vec![call("k1", "pay", json!({"amount": 1}))]).with_usage(40, 10),
+            ModelResponse::text("Paid.").with_usage(40, 10),
+        ]))
+        .tool(gated("pay", &runs))
+        .build()
+        .unwrap()
+    };
+    let make = |budget: Budget, child: Agent| {
+        Agent::builder(TestModel::by_turn([
+            turn(vec![call("c1", "payments", json!({"task": "pay"}))]).with_usage(10, 0),
+            ModelResponse::text("Done.").with_usage(10, 0),
+        ]))
+        .tool(agent_tool("payments", "Pays.", child))
+        .budget(budget)
+        .build()
+        .unwrap()
+    };
+    // 10 (parent) + 50 (child's first call) = 60 when the child pauses: counted in the parent.
+    let agent = make(Budget::total_tokens(100), child());
+    let cp = stored(&block_on(agent.prompt("go")).unwrap());
+    assert_eq!((cp.usage.input_tokens, cp.usage.output_tokens), (50, 10));
+    // Resumed: the child's second call starts at 60 (< 100) and brings it to 110; the parent's next call is refused.
+    match block_on(agent.resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())]))) {
+        Err(AgentError::BudgetExceeded { usage, checkpoint, .. }) => {
+            assert_eq!(usage.input_tokens + usage.output_tokens, 110);
+            assert_eq!(runs.load(Ordering::SeqCst), 1);
+            // A larger budget goes on, nothing runs twice.
+            let more = make(Budget::total_tokens(1000), child());
+            let done = block_on(more.resume(*checkpoint, ""))
+                .unwrap()
+                .assert_complete()
+                .unwrap();
+            assert_eq!(done.text, "Done.");
+            assert_eq!(runs.load(Ordering::SeqCst), 1);
+        }
+        other => panic!("expected BudgetExceeded, got {other:?}"),
+    }
+    // A budget the child reaches mid-run stops the child: its call is an error result the parent's model reads.
+    let tight = make(Budget::total_tokens(55), child());
+    let cp = stored(&block_on(tight.prompt("go")).unwrap());
+    match block_on(tight.resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())]))) {
+        Err(AgentError::BudgetExceeded { checkpoint, .. }) => {
+            let c1 = checkpoint
+                .messages
+                .iter()
+                .flat_map(|m| m.tool_results())
+                .find(|r| r.tool_use_id == "c1")
+                .cloned();
+            // The child's run stopped before its second model call: the parent's call records why.
+            let c1 = c1.expect("the child's call has a result");
+            assert!(c1.is_error && c1.content.contains("budget"), "{}", c1.content);
+        }
+        other => panic!("expected BudgetExceeded, got {other:?}"),
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn the_childs_events_reach_the_parents_listener_with_their_path() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = parent(payer(&runs), &Arc::new(AtomicUsize::new(0)));
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let sink = seen.clone();
+    let mut events = move |e: &Event<'_>| sink.lock().unwrap().push(serde_json::from_str(&e.to_json()).unwrap());
+    let paused = block_on(agent.run(Input::prompt("settle up"), &mut events)).unwrap();
+    let cp = stored(&paused);
+    let seen_now = seen.lock().unwrap().clone();
+    let nested: Vec<&Value> = seen_now.iter().filter(|e| e.get("path").is_some()).collect();
+    assert!(nested.iter().all(|e| e["path"] == json!(["c1"])), "{nested:?}");
+    let kinds: Vec<&str> = nested.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert!(
+        kinds.contains(&"step-finish") && kinds.contains(&"approval-requested"),
+        "{kinds:?}"
+    );
+    assert!(
+        nested
+            .iter()
+            .any(|e| e["type"] == "approval-requested" && e["id"] == "k1")
+    );
+    // The parent's own pause lists the child's interrupt by the parent's id.
+    let pause = seen_now
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "interrupt" && e.get("path").is_none())
+        .unwrap();
+    assert_eq!(pause["interrupts"][0]["id"], "c1/k1");
+    seen.lock().unwrap().clear();
+    block_on(agent.run(
+        Input::Resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())])),
+        &mut events,
+    ))
+    .unwrap();
+    let after = seen.lock().unwrap().clone();
+    // The child reports the decision it received, and its tool's run, with the path; the parent does not repeat it.
+    assert!(
+        after
+            .iter()
+            .any(|e| e["type"] == "approval-response" && e["path"] == json!(["c1"]) && e["id"] == "k1")
+    );
+    assert!(
+        !after
+            .iter()
+            .any(|e| e["type"] == "approval-response" && e.get("path").is_none())
+    );
+    assert!(
+        after
+            .iter()
+            .any(|e| e["type"] == "tool-result" && e["path"] == json!(["c1"]) && e["content"] == "done pay")
+    );
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_changed_child_is_config_drift_of_the_parent() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = parent(payer(&runs), &Arc::new(AtomicUsize::new(0)));
+    let cp = stored(&block_on(agent.prompt("settle up")).unwrap());
+    let changed_child = Agent::builder(TestModel::by_turn([ModelResponse::text("x")]))
+        .instructions("You pay, carefully.")
+        .tool(gated("pay", &runs))
+        .build()
+        .unwrap();
+    let changed = parent(changed_child, &Arc::new(AtomicUsize::new(0)));
+    match block_on(changed.resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())]))) {
+        Err(AgentError::ConfigDrift { drift, .. }) => assert_eq!(drift.changed, vec!["payments".to_owned()]),
+        other => panic!("expected ConfigDrift, got {other:?}"),
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_remembered_approval_given_through_the_parent_holds_in_the_child_across_its_next_pause() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let child = || {
+        Agent::builder(TestModel::by_turn([
+            turn(vec![call("k1", "pay", json!({"amount": 1}))]),
+            turn(vec![call("k2", "pay", json!({"amount": 2}))]),
+            ModelResponse::text("Paid twice."),
+        ]))
+        .tool(gated("pay", &runs))
+        .build()
+        .unwrap()
+    };
+    let make = |child| {
+        Agent::builder(TestModel::by_turn([
+            turn(vec![call("c1", "payments", json!({"task": "pay twice"}))]),
+            ModelResponse::text("Done."),
+        ]))
+        .tool(agent_tool("payments", "Pays.", child))
+        .build()
+        .unwrap()
+    };
+    let cp = stored(&block_on(make(child()).prompt("go")).unwrap());
+    let done = block_on(make(child()).resume(
+        cp,
+        Resume::decisions_by_id([("c1/k1", Decision::approve_and_remember())]),
+    ))
+    .unwrap()
+    .assert_complete()
+    .unwrap();
+    assert_eq!(done.text, "Done.");
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "the second payment was approved by the remembered decision");
+}
