@@ -118,8 +118,17 @@ export interface BudgetInterrupt {
 }
 
 /** What a paused run waits for: approval requests of one turn, one question, one call's requests for input, or a
- * larger token budget. */
-export type Interrupt = ApprovalInterrupt | QuestionInterrupt | ElicitationInterrupt | BudgetInterrupt;
+ * larger token budget — its own, or a subagent's (`path` set). */
+export type Interrupt = (ApprovalInterrupt | QuestionInterrupt | ElicitationInterrupt | BudgetInterrupt) & NestedIn;
+
+/**
+ * Where a subagent's interrupt comes from (`agentTool`): `path` lists the ids of the calls that led to it, from this
+ * run's call of the subagent down, and `id` is `<path…>/<the subagent's own id>` (e.g. `call_1/call_7`). Decide it by
+ * that id like any other; the decision reaches the subagent. Absent for the run's own interrupts.
+ */
+export interface NestedIn {
+  path?: string[];
+}
 
 /**
  * The human's answer to one interrupt. `approve` (approvals): run the call, with `modifiedArgs` instead of
@@ -189,7 +198,9 @@ export interface Checkpoint {
   fingerprint?: { instructions?: string; tools: Record<string, string>; approval?: string };
   /** While a call waits for input (elicitations), and from the resume until it runs again: the call, its
    * tool's state for the retry (an MCP server's `requestState`, or a 2025 session's position) and the answers. */
-  pendingInput?: { call: string; state: unknown; responses?: Record<string, { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }> };
+  /** The call that waits for input — an MCP server's elicitation, or (`nested: true`) a subagent's run, whose
+   * checkpoint `state` is, with the decisions for it by its own ids in `responses` once they are given. */
+  pendingInput?: { call: string; state: unknown; nested?: true; responses?: Record<string, { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } | Decision> };
   /** The agent's state (plain JSON), when the agent has one. */
   state?: unknown;
   /** With an output schema: the run's validated structured answer (the run is finished). */
@@ -355,7 +366,7 @@ export type AgentEvent = (
   | { type: 'done'; result: Outcome }
   /** The last event of a failed run: the error as plain JSON, and the last checkpoint when it has one. */
   | { type: 'error'; error: { name: string; message: string; code?: string; path?: string; interruptId?: string; status?: number | null; provider?: string; retryable?: boolean; stopReason?: StopReason; attempts?: number; problem?: string; guardrail?: string; kind?: 'input' | 'output'; info?: unknown; limit?: string; budget?: TokenBudget; usage?: Usage; added?: string[]; removed?: string[]; changed?: string[] }; checkpoint?: Checkpoint }
-) & { seq?: number };
+) & { seq?: number; /** A subagent's event (`agentTool`): the ids of the calls that led to it, outermost first. */ path?: string[] };
 
 export interface RunOptions {
   /** Called with every event, in order, as it happens. What it throws is ignored. */
@@ -670,6 +681,47 @@ export function defineTool<I = Record<string, unknown>>(
   def: DefineToolOptions<I> & ({ schema?: JsonSchema } | { /** @deprecated The older name of `schema`. */ inputSchema: JsonSchema }),
 ): Tool<I>;
 
+/** A tool whose call runs a child agent (from `agentTool`). */
+export interface AgentTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  readonly needsApproval?: ApprovalNeed | ((input: any, ctx: ToolContext) => ApprovalNeed | Promise<ApprovalNeed>);
+  readonly onExpire?: 'deny' | 'error';
+  /** The child agent its calls run. */
+  readonly agent: Agent<any>;
+}
+
+/** What agentTool takes. */
+export interface AgentToolOptions<I> {
+  /** 1-64 letters, digits, "_" or "-". */
+  name: string;
+  description?: string;
+  /** The child: an agent, or its config (its own model, instructions and tools). */
+  agent: Agent<any> | AgentConfig;
+  /**
+   * The input's schema (the builder form, a JSON Schema or a Standard Schema); the child's prompt is then the input
+   * as JSON text. Default: `{ task: string }`, the task being the child's prompt.
+   */
+  input?: JsonSchema | ((s: SchemaBuilder) => Shape) | StandardSchemaV1;
+  /** Whether a call of the child needs approval (as defineTool's). */
+  needsApproval?: ApprovalNeed | ((input: I, ctx: ToolContext) => ApprovalNeed | Promise<ApprovalNeed>);
+  onExpire?: 'deny' | 'error';
+  timeoutMs?: number;
+  retry?: Omit<ToolRetry, 'retryOn'>;
+}
+
+/**
+ * A tool whose call runs a child agent — a researcher, a writer, a reviewer — with its own model, instructions and
+ * tools. Its result is the child's final text, or its structured output. The child's interrupts surface in the
+ * parent's result with ids `<call id>/<child's id>` and `path` (decide them by those ids: the decision reaches the
+ * child, checked by it before anything runs); the child's run is kept in the parent's checkpoint (one JSON, at any
+ * depth); its events reach the parent's `onEvent` and `stream()` with `path`. The parent's `approval` policy reviews
+ * the child's calls too (beside the child's own), its `budget` counts and bounds the child's tokens. A child that fails
+ * is an error result the parent's model reads. Needs a .wasm with subagents (not `resumable-agent/core`).
+ */
+export function agentTool<I = { task: string }>(def: AgentToolOptions<I>): AgentTool;
+
 // ---- the agent -----------------------------------------------------------------------------------------
 
 /**
@@ -700,7 +752,7 @@ export interface Limits {
 
 export interface AgentConfig {
   instructions?: string;
-  tools?: (Tool<any> | McpTool)[];
+  tools?: (Tool<any> | McpTool | AgentTool)[];
   /** Required: a model function, e.g. scriptedModel([...]) or a provider. */
   model: Model;
   /** Bound on model calls per run, counted across resumes (default 25). */

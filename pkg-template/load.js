@@ -24,7 +24,7 @@ export class WasmLoadError extends Error {
   }
 }
 
-/** The capabilities the program uses beside the core (`sessions`, `providers`, `mcp`): a bundled program imports
+/** The capabilities the program uses beside the core (`sessions`, `providers`, `mcp`, `subagents`, …): a bundled program imports
  * what it uses, so its imports say, before its first call, which variant it needs. (Unbundled — Node, Deno, Bun —
  * every module is imported: the full variant, compiled once, rather than a smaller one and then another.) */
 const CAPS = new Set();

@@ -76,6 +76,8 @@ fn template_of(text: String) -> Result<Rc<Template>, AgentError> {
             decide: JsValue::UNDEFINED,
             #[cfg(feature = "js-mcp")]
             mcp: None,
+            #[cfg(feature = "js-subagents")]
+            child: None,
         });
     }
     let template = Rc::new(Template {
@@ -242,6 +244,9 @@ struct JsTool {
     decide: JsValue,
     #[cfg(feature = "js-mcp")]
     mcp: Option<crate::mcp::McpClient<crate::provider::FetchClient>>,
+    /// For an `agentTool()`: the child agent its calls run.
+    #[cfg(feature = "js-subagents")]
+    child: Option<crate::subagent::AgentTool>,
 }
 
 /// The client of an MCP tool's server, for one call stopped by `signal`, sending through `fetch` when it is
@@ -305,6 +310,10 @@ impl Tool for JsTool {
     fn call<'a>(&'a self, input: Value, ctx: ToolContext<'a>) -> impl Future<Output = Result<Value, ToolError>> + 'a {
         let js_ctx = context(&ctx);
         async move {
+            #[cfg(feature = "js-subagents")]
+            if let Some(child) = &self.child {
+                return child.call(input, ctx).await;
+            }
             #[cfg(feature = "js-mcp")]
             if let (Some(client), Some(m)) = (&self.mcp, &self.spec.mcp) {
                 return client.call_tool(&m.tool, &input, ctx.input()).await.map(Value::String);
@@ -375,6 +384,18 @@ impl Tool for JsTool {
     fn call_policy(&self) -> crate::CallPolicy {
         self.spec.policy
     }
+
+    #[cfg(feature = "js-subagents")]
+    fn check_resume(&self, input: &crate::PendingInput) -> Result<(), AgentError> {
+        match &self.child {
+            Some(child) => child.check_resume(input),
+            None => Ok(()),
+        }
+    }
+
+    fn runs_agent(&self) -> bool {
+        self.spec.subagent.is_some()
+    }
 }
 
 /// An agent built from its spec for one call, with what JS threw inside it.
@@ -404,15 +425,26 @@ impl Call {
             .enumerate()
             .map(|(k, declared)| {
                 let at = u32::try_from(2 * k).unwrap_or(u32::MAX);
-                JsTool {
+                Ok(JsTool {
                     spec: declared.clone(),
                     handle: fns.get(at).unchecked_into(),
                     decide: fns.get(at + 1),
                     #[cfg(feature = "js-mcp")]
                     mcp: mcp_client(declared, signal, &fns.get(at)),
-                }
+                    #[cfg(feature = "js-subagents")]
+                    child: match &declared.subagent {
+                        // The child's spec stands where a tool's code would: built for this call like the parent.
+                        Some(s) => Some(crate::subagent::AgentTool::from_parts(
+                            declared.definition.clone(),
+                            Call::new(&fns.get(at), signal)?.agent,
+                            s.task,
+                        )),
+                        None => None,
+                    },
+                })
             })
-            .collect();
+            .collect::<Result<Vec<_>, JsValue>>()?;
+
         let (agent, mirror) = match model_of(&get(spec, "builtin"), signal)? {
             Some(model) => (template.agent.with_parts(model, tools), None),
             None => {

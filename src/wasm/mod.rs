@@ -46,15 +46,16 @@ pub fn assert_complete(result: JsValue) -> Result<JsValue, JsValue> {
 }
 
 /// `capabilities()`: what this variant of the package's .wasm can do, beside the core: `sessions`, `providers`,
-/// `mcp`, `telemetry`, `guardrails`.
+/// `mcp`, `telemetry`, `guardrails`, `subagents`.
 #[wasm_bindgen]
 pub fn capabilities() -> js_sys::Array {
-    let all: [(&str, bool); 5] = [
+    let all: [(&str, bool); 6] = [
         ("sessions", cfg!(feature = "js-sessions")),
         ("providers", cfg!(feature = "js-providers")),
         ("mcp", cfg!(feature = "js-mcp")),
         ("telemetry", cfg!(feature = "js-telemetry")),
         ("guardrails", cfg!(feature = "js-guardrails")),
+        ("subagents", cfg!(feature = "js-subagents")),
     ];
     all.iter()
         .filter(|(_, on)| *on)

@@ -35,7 +35,7 @@ test('every variant makes the same checkpoints, byte for byte, and the same sess
   const runs = {};
   for (const v of VARIANTS) runs[v] = lastJson(await node([join(HERE, 'scripts/variant-run.mjs'), v]));
   for (const v of VARIANTS) assert.equal(runs[v].variant, v, `the ${v} run loaded the ${runs[v].variant} variant`);
-  const caps = { core: [], sessions: ['sessions', 'telemetry', 'guardrails'], providers: ['providers', 'telemetry', 'guardrails'], providers_sessions: ['sessions', 'providers', 'telemetry', 'guardrails'], full: ['sessions', 'providers', 'mcp', 'telemetry', 'guardrails'] };
+  const caps = { core: [], sessions: ['sessions', 'telemetry', 'guardrails'], providers: ['providers', 'telemetry', 'guardrails'], providers_sessions: ['sessions', 'providers', 'telemetry', 'guardrails'], full: ['sessions', 'providers', 'mcp', 'telemetry', 'guardrails', 'subagents'] };
   for (const v of VARIANTS) assert.deepEqual(runs[v].capabilities, caps[v], `what the ${v} .wasm says it has`);
   assert.equal(runs.core.text, 'Done: Friday');
   for (const v of VARIANTS.slice(1)) {
@@ -81,6 +81,31 @@ test('a program that imports the main entry later moves to the full variant and 
     console.log(JSON.stringify({ first, then: main.memoryUsage().variant, text: done.text, again: again.text }));
   `);
   assert.deepEqual(out, { first: 'core', then: 'full', text: 'Done: Friday', again: 'Done: Monday' });
+});
+
+test("'resumable-agent/core' alone: no agentTool, and resuming a run that waits for a subagent is a DecisionError naming the fix", async () => {
+  // A run paused on a subagent's approval, made by the full package (its checkpoint as JSON text).
+  const full = await program(`
+    import { agent, agentTool, defineTool, scriptedModel } from 'resumable-agent';
+    const send = defineTool({ name: 'send', needsApproval: true, handle: () => 'sent' });
+    const child = agent({ model: scriptedModel([{ content: [{ type: 'tool_use', id: 'k', name: 'send', input: {} }] }, 'ok']), tools: [send] });
+    const a = agent({ model: scriptedModel([{ content: [{ type: 'tool_use', id: 'm', name: 'mailer', input: { task: 't' } }] }, 'done']), tools: [agentTool({ name: 'mailer', agent: child })] });
+    const p = await a.prompt('go');
+    console.log(JSON.stringify({ checkpoint: p.checkpoint }));
+  `);
+  const out = await program(`
+    import * as core from 'resumable-agent/core';
+    const { agent, defineTool, scriptedModel, DecisionError } = core;
+    const exported = 'agentTool' in core;
+    // The same names, as plain tools: the core cannot go on with the subagent's run, and says so before anything runs.
+    const a = agent({ model: scriptedModel(['done']), tools: [defineTool({ name: 'mailer', handle: () => 'x' })], onDrift: 'continue' });
+    let refused;
+    try { await a.resume(${JSON.stringify(JSON.stringify(full.checkpoint))}, { decisions: { 'm/k': { type: 'approve' } } }); } catch (e) { refused = { isDecision: e instanceof DecisionError, message: e.message }; }
+    console.log(JSON.stringify({ exported, refused }));
+  `);
+  assert.equal(out.exported, false, "agentTool comes from 'resumable-agent' (subagents.js), as mcpTools does");
+  assert.equal(out.refused?.isDecision, true, JSON.stringify(out.refused));
+  assert.match(out.refused.message, /waits for a subagent \(agentTool\), and the loaded WebAssembly has no subagents/);
 });
 
 test("'resumable-agent/core' alone: a session is a ConfigError naming what is missing and the fix; the run is untouched", async () => {

@@ -1,0 +1,44 @@
+// Subagents in TypeScript: a lead agent hands work to a payments agent through agentTool; the payment's approval
+// surfaces in the lead's result by a nested id and is decided there. `tsc --noEmit` must accept it, and the
+// expected-error lines fail the check if the types degrade.
+import {
+  agent, agentTool, defineTool, scriptedModel, isInterrupted,
+  type AgentEvent, type Decision, type Interrupt,
+} from 'resumable-agent';
+
+const pay = defineTool({
+  name: 'pay',
+  schema: (s) => ({ amount: s.number().required() }),
+  needsApproval: true,
+  handle: ({ amount }) => `paid ${amount}`,
+});
+
+const payments = agent({ model: scriptedModel(['Paid.']), instructions: 'You pay invoices.', tools: [pay] });
+const payTool = agentTool({ name: 'payments', description: 'Pays an invoice.', agent: payments });
+// A config works as well as an agent; `input` gives another schema (the child's prompt is then the input's JSON).
+const census = agentTool({ name: 'census', agent: { model: scriptedModel(['2 million']) }, input: (s) => ({ city: s.string().required() }) });
+
+// @ts-expect-error the child agent is required
+agentTool({ name: 'nobody' });
+
+/** Where an interrupt comes from: the lead's own, or a subagent's (its path of calls). */
+export function origin(i: Interrupt): string {
+  return i.path === undefined ? 'the lead' : `the subagent under ${i.path.join(' > ')}`;
+}
+
+export async function settle(approver: string): Promise<string> {
+  const lead = agent({ model: scriptedModel(['ok']), tools: [payTool, census], approval: ({ toolName }) => (toolName === 'pay' ? 'ask' : 'allow') });
+  const r = await lead.prompt('Pay the ACME invoice.', {
+    onEvent: (e: AgentEvent) => {
+      if (e.path !== undefined && e.type === 'tool-call') console.log(`${e.path.join('/')}: ${e.toolName}`);
+    },
+  });
+  if (!isInterrupted(r)) return r.text;
+  const decisions: Record<string, Decision> = {};
+  for (const i of r.interrupts) {
+    console.log(`${i.id} from ${origin(i)}`);
+    if (i.kind === 'approval') decisions[i.id] = { type: 'approve', by: approver };
+  }
+  const done = await lead.resume(r.checkpoint, { decisions });
+  return isInterrupted(done) ? 'still waiting' : done.text;
+}
