@@ -143,6 +143,12 @@ const telemetryRun = spawnSync(process.execPath, [join(BENCH, 'telemetry.mjs')],
 if (telemetryRun.status !== 0) throw new Error(`telemetry.mjs failed (${telemetryRun.status ?? telemetryRun.signal}):\n${telemetryRun.stderr}`);
 const telemetryTable = telemetryRun.stdout.trim();
 
+// ---- 8f: subagents: the paused checkpoint and time per step, nested vs flat (bench/subagents.mjs) -----------
+log('subagents: checkpoint bytes and ms per step of a run nested in a parent vs flat, at n = 20/400');
+const subagentsRun = spawnSync(process.execPath, [join(BENCH, 'subagents.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 900_000, maxBuffer: 16 << 20 });
+if (subagentsRun.status !== 0) throw new Error(`subagents.mjs failed (${subagentsRun.status ?? subagentsRun.signal}):\n${subagentsRun.stderr}`);
+const subagentsTable = subagentsRun.stdout.trim();
+
 // ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
 log('streaming: first byte -> first text-delta, warm and cold');
 const streamWarm = child('first-delta.mjs', '20', '50');
@@ -414,6 +420,8 @@ ${providersTable}
 ${mcpTable}
 
 ${telemetryTable}
+
+${subagentsTable}
 
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;

@@ -8,7 +8,7 @@
 // Memory is sampled after a full GC every `requests / 10` requests; `keptBytesPerRequest` is the
 // least-squares slope of (JS heap + external, which includes the wasm memory) over those samples.
 import {
-  agent, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini, mcpTools, anthropic,
+  agent, agentTool, defineTool, InterruptError, scriptedModel, memorySaver, kvSaver, openai, openaiResponses, gemini, mcpTools, anthropic,
   loadWasm, memoryUsage, sqliteSaver,
 } from 'resumable-agent';
 import { measureShape } from './measure.mjs';
@@ -219,6 +219,16 @@ export const SHAPES = {
     const one = await a.resume(p.checkpoint, { decisions: { s: { type: 'approve', by: 'ann', remember: 'tool' } } });
     const r = await a.resume(one.checkpoint, { decisions: { s: { type: 'approve', by: 'bob' } } });
     expect(one.interrupted === true && r.text === 'ok', 'approved by two and completed');
+  },
+  // A parent whose subagent pauses on an approval (a child agent built per request, its run nested in the parent's
+  // checkpoint), approved through the parent, with the child's events forwarded with their path.
+  'subagent': async () => {
+    const child = agent({ tools: [send], model: scriptedModel([{ content: [call('k', 'send', { to: 'ann' })] }, 'sent']) });
+    const a = agent({ tools: [lookup, agentTool({ name: 'mailer', agent: child })], model: scriptedModel([{ content: [call('l', 'lookup', { key: 'k' }), call('m', 'mailer', { task: 'mail ann' })] }, 'ok']) });
+    let events = 0;
+    const p = await a.prompt('go', { onEvent: () => { events += 1; } });
+    const r = await a.resume(p.checkpoint, { decisions: { 'm/k': { type: 'approve' } } });
+    expect(p.interrupts[0].id === 'm/k' && r.text === 'ok' && events > 0, 'approved through the parent and completed');
   },
   // A tool that times out once (a host timer per attempt, cleared) and answers on its retry; the timed-out attempt
   // settles later, ignored.
