@@ -524,5 +524,98 @@ fn a_remembered_approval_given_through_the_parent_holds_in_the_child_across_its_
     .assert_complete()
     .unwrap();
     assert_eq!(done.text, "Done.");
-    assert_eq!(runs.load(Ordering::SeqCst), 2, "the second payment was approved by the remembered decision");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        2,
+        "the second payment was approved by the remembered decision"
+    );
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_childs_request_for_input_an_mcp_elicitation_is_answered_through_the_parent() {
+    use resumable_agent::{InputRequest, InputRequired, ToolError};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let make = || {
+        let calls = calls.clone();
+        // What an MCP tool whose server elicits does: ask for input, then go on with the answer.
+        let book = tool("book", "Books a table.", json!({"type": "object"}), move |_, ctx| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            let answered = ctx.input().map(|p| p.responses.get("date").cloned());
+            async move {
+                match answered {
+                    None => Err(ToolError::Input(InputRequired::new(
+                        vec![InputRequest::new(
+                            "date",
+                            "Which day?",
+                            json!({"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}),
+                        )],
+                        json!({"round": 1}),
+                    ))),
+                    Some(Some(a)) => Ok(json!(format!(
+                        "booked {}",
+                        a["content"]["date"].as_str().unwrap_or("?")
+                    ))),
+                    Some(None) => Ok(json!("no date")),
+                }
+            }
+        });
+        let child = Agent::builder(TestModel::by_turn([
+            turn(vec![call("k1", "book", json!({}))]),
+            ModelResponse::text("Child booked it."),
+        ]))
+        .tool(book)
+        .build()
+        .unwrap();
+        Agent::builder(TestModel::by_turn([
+            turn(vec![call("c1", "concierge", json!({"task": "book a table"}))]),
+            ModelResponse::text("Done."),
+        ]))
+        .tool(agent_tool("concierge", "Books things.", child))
+        .build()
+        .unwrap()
+    };
+    let cp = stored(&block_on(make().prompt("dinner")).unwrap());
+    let i = &cp.interrupts[0];
+    assert_eq!(
+        (i.id.as_str(), i.kind, i.message.as_deref()),
+        ("c1/k1/date", InterruptKind::Elicitation, Some("Which day?"))
+    );
+    assert_eq!(i.path, vec!["c1".to_owned()]);
+    // Content that breaks the requested schema is refused by id before anything runs.
+    match block_on(make().resume(
+        cp.clone(),
+        Resume::decisions_by_id([(
+            "c1/k1/date",
+            Decision::Accept {
+                content: Some(json!({"date": 5})),
+            },
+        )]),
+    )) {
+        Err(AgentError::Decision { id, .. }) => assert_eq!(id.as_deref(), Some("c1/k1/date")),
+        other => panic!("expected a DecisionError, got {other:?}"),
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let done = block_on(make().resume(
+        cp,
+        Resume::decisions_by_id([(
+            "c1/k1/date",
+            Decision::Accept {
+                content: Some(json!({"date": "2026-12-01"})),
+            },
+        )]),
+    ))
+    .unwrap()
+    .assert_complete()
+    .unwrap();
+    assert_eq!(done.text, "Done.");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "called again once, with the answer");
+    let c1 = done
+        .messages()
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .find(|r| r.tool_use_id == "c1")
+        .unwrap()
+        .clone();
+    assert_eq!(c1.content, "Child booked it.");
 }

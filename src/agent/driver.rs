@@ -591,11 +591,14 @@ async fn run_tool(
     };
     let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
     // A subagent's call is lent the run's events, policies and budgets, and counts the tokens the subagent spends.
-    let lent = config.tool(&call.name).filter(|t| crate::subagent::NESTS && t.runs_agent()).map(|_| Lend {
-        policies: config.policy.iter().chain(&hooks.policies).cloned().collect(),
-        budgets: run.budgets_within(),
-        spent: std::sync::Mutex::new(Usage::default()),
-    });
+    let lent = config
+        .tool(&call.name)
+        .filter(|t| crate::subagent::NESTS && t.runs_agent())
+        .map(|_| Lend {
+            policies: config.policy.iter().chain(&hooks.policies).cloned().collect(),
+            budgets: run.budgets_within(),
+            spent: std::sync::Mutex::new(Usage::default()),
+        });
     let called = call_tool(config, run.run_id(), &call, &slot, input.as_ref(), lent.as_ref(), hooks).await;
     let spent = lent.map(|l| l.spent.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
     let mut outcome = match called {
@@ -762,7 +765,9 @@ async fn call_tool(
             Some(Err(ToolError::Input(input))) => return Ok(ToolOutcome::Input(input)),
             Some(Err(ToolError::Nested(pause))) if crate::subagent::NESTS => return Ok(ToolOutcome::Nested(pause)),
             Some(Err(ToolError::Nested(_))) => {
-                return Ok(ToolOutcome::Error("this variant of the package runs no subagent".into()));
+                return Ok(ToolOutcome::Error(
+                    "this variant of the package runs no subagent".into(),
+                ));
             }
             // What the tool stands for could not be reached: tried again while attempts remain, then the run
             // ends (with the checkpoint from before the call).

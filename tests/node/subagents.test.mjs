@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import {
-  agent, agentTool, defineTool, scriptedModel, InterruptError, ConfigError, DecisionError, BudgetExceededError,
+  agent, agentTool, defineTool, scriptedModel, memorySaver, InterruptError, ConfigError, DecisionError, BudgetExceededError,
   ConfigDriftError,
 } from 'resumable-agent';
 import { lead, payer, counted, runs } from './scripts/team-agent.mjs';
@@ -234,4 +234,23 @@ test('bad agentTool options are ConfigErrors naming what is wrong', () => {
   assert.throws(() => agentTool({ name: 'x', agent: payer(), handle: () => 1 }), (e) => e instanceof ConfigError && /agentTool\(def\)\.handle/.test(e.message));
   assert.throws(() => agentTool({ name: 'x', agent: {} }), (e) => e instanceof ConfigError && /config\.model/.test(e.message));
   assert.throws(() => agentTool({ name: 'bad name', agent: payer() }), (e) => e instanceof ConfigError && /name/.test(e.message));
+});
+
+test("a subagent in a session: the parent's step log keeps the child's run, a reply by the nested id goes on, and replay shows the parent's events", async () => {
+  reset();
+  const saver = memorySaver();
+  const paused = await lead().session(saver, 'team-1').prompt('settle up');
+  assert.deepEqual(paused.interrupts.map((i) => i.id), ['c1/k1']);
+  // Another request, another agent object: the session's head holds the child's run.
+  const stored = await lead().session(saver, 'team-1').checkpoint();
+  assert.equal(stored.pendingInput.nested, true);
+  assert.equal(stored.pendingInput.state.interrupts[0].id, 'k1');
+  const done = await lead().session(saver, 'team-1', { keepCompleted: true }).reply({ decisions: { 'c1/k1': { type: 'approve' } } });
+  assert.equal(done.text, 'All settled.');
+  assert.deepEqual(runs, ['look', 'pay', 'look']);
+  const replayed = [];
+  for await (const e of lead().session(saver, 'team-1').replay()) replayed.push(e);
+  assert.ok(replayed.some((e) => e.type === 'interrupt' && e.interrupts[0].id === 'c1/k1'));
+  assert.ok(replayed.some((e) => e.type === 'tool-result' && e.id === 'c1' && e.content === 'Paid.'));
+  assert.equal(replayed.at(-1).type, 'done');
 });
