@@ -476,7 +476,7 @@ export function agent(config) {
   const text = Array.isArray(tools) ? `{"tools":[${tools.map((t) => TOOL_TEXTS.get(t)).join(',')}]${rest.length > 2 ? ',' : ''}${rest.slice(1)}` : rest;
   // Each tool's code and its approval function, by the tool's place.
   // (A subagent's place holds its agent's spec, made once the wasm is loaded.)
-  const code = (Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle ?? MCP_FETCH.get(t) ?? SUBAGENTS.get(t), typeof t.needsApproval === 'function' ? t.needsApproval : undefined]);
+  const code = (Array.isArray(tools) ? tools : []).flatMap((t) => [t.handle ?? MCP_FETCH.get(t) ?? SUBAGENT.specs.get(t), typeof t.needsApproval === 'function' ? t.needsApproval : undefined]);
   const children = code.filter((f) => f instanceof Later);
   const builtin = BUILTIN_MODELS.get(model);
   const system = typeof config.instructions === 'string' ? config.instructions : undefined;
@@ -493,43 +493,13 @@ export function agent(config) {
 
 /** Each agent's config as the JSON text the core reads (what a subagent's parent fingerprints). */
 const AGENT_TEXTS = new WeakMap();
-/** Each agentTool()'s child: the spec of the agent its calls run. */
-const SUBAGENTS = new WeakMap();
-const TASK_SCHEMA = Object.freeze({ type: 'object', properties: { task: { type: 'string', description: 'What the subagent is to do.' } }, required: ['task'] });
-
-/**
- * A tool whose call runs a child agent: `agentTool({ name, description?, agent, input?, needsApproval?, onExpire? })`.
- * `agent` is an agent (from `agent()`) or its config. The input is `{ task: string }` (the child's prompt) unless
- * `input` gives another schema (the child's prompt is then the input as JSON text); the result is the child's final
- * text, or its structured output. A child's interrupts surface in the parent's result with ids
- * `<call id>/<child's id>` and `path`; decisions by those ids reach the child; its run is kept in the parent's
- * checkpoint. Its events reach the parent's `onEvent` with `path`.
- */
-function agentTool(def) {
-  if (def === null || typeof def !== 'object' || Array.isArray(def)) {
-    throw new ConfigError(`agentTool(def): expected { name, description?, agent, input? }, got ${describe(def)}`);
-  }
-  const { agent: given, input, ...rest } = def;
-  for (const k of ['handle', 'schema', 'inputSchema']) {
-    if (k in rest) throw new ConfigError(`agentTool(def).${k}: not an option of agentTool (its calls run the agent; give input for another input schema)`);
-  }
-  if (given === null || typeof given !== 'object') {
-    throw new ConfigError(`agentTool(def).agent: expected an agent (from agent()) or its config, got ${describe(given)}`);
-  }
-  needFor('subagents', 'agentTool()');
-  const child = given instanceof Agent ? given : agent(given);
-  const childSpec = Agent.spec(child, 'agentTool');
-  const inputSchema = input === undefined ? TASK_SCHEMA : compileSchema(input, 'agentTool(def).input');
-  const rule = typeof rest.needsApproval === 'function' ? `${HOST}\n${sourceOf(rest.needsApproval)}` : rest.needsApproval;
-  const text = withMember(JSON.stringify({ ...rest, needsApproval: rule, subagent: { config: AGENT_TEXTS.get(child), task: input === undefined } }, hostValues), 'inputSchema', inputSchema);
-  new Later(() => remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, 'agentTool(def)') ?? true));
-  const { name, description = '', needsApproval, onExpire } = rest;
-  const tool = Object.freeze({ name, description, inputSchema, needsApproval, onExpire, agent: child });
-  registerTool(tool, text);
-  SUBAGENTS.set(tool, childSpec);
-  return tool;
-}
-SUBAGENT.make = agentTool;
+// What agentTool() (subagents.js, shipped only to programs that import it) needs of the agent's internals.
+SUBAGENT.parts = {
+  agentOf: (given) => (given instanceof Agent ? given : agent(given)),
+  specOf: (child) => ({ spec: Agent.spec(child, 'agentTool'), text: AGENT_TEXTS.get(child) }),
+  compileSchema, sourceOf, withMember,
+  check: (text, path) => new Later(() => remembered(TOOL_CHECKS, 64, text, () => wasm.checkTool(text, path) ?? true)),
+};
 
 /**
  * `config.guardrails` (`{ input?: [fn], output?: [fn] }`) as the core runs them: `{ input: [{ name, fn }], output }`,

@@ -166,8 +166,9 @@ export const CHECKED_TOOLS = new WeakSet();
 export const TOOL_TEXTS = new WeakMap();
 /** The `fetch` an MCP tool's calls go through, when `mcpTools({ fetch })` gave one (it takes the code's place). */
 export const MCP_FETCH = new WeakMap();
-/** `agentTool()` as api.js makes it (it needs the agent's internals); subagents.js, the capability's module, exports it. */
-export const SUBAGENT = { make: undefined };
+/** Subagents: each agentTool()'s child agent spec, by the tool (subagents.js writes it, `agent()` reads it), and what
+ * agentTool() needs of api.js's internals (`parts`, set by api.js). */
+export const SUBAGENT = { specs: new WeakMap(), parts: undefined };
 
 /** Registers a checked tool and its definition's text. */
 export function registerTool(tool, text) {
