@@ -215,15 +215,23 @@ impl Tool for AgentTool {
         serde_json::json!({ "agent": self.agent.config.fingerprint_text() })
     }
 
-    fn check_resume(&self, input: &PendingInput) -> Result<(), AgentError> {
-        if !input.nested {
-            return Ok(());
+    fn check_resume<'a>(
+        &'a self,
+        input: &'a PendingInput,
+    ) -> impl std::future::Future<Output = Result<(), AgentError>> + crate::MaybeSend + 'a {
+        async move {
+            if !input.nested {
+                return Ok(());
+            }
+            let (checkpoint, decisions) = resumed(input)?;
+            // As the call will open it: its signature (a child with keys), its validity, the decisions, its own
+            // subagents'.
+            self.agent
+                .config
+                .start(Input::Resume(checkpoint, decisions))
+                .await
+                .map(|_| ())
         }
-        let (checkpoint, decisions) = resumed(input)?;
-        self.agent
-            .config
-            .begin(Input::Resume(checkpoint, decisions))
-            .map(|_| ())
     }
 
     fn runs_agent(&self) -> bool {

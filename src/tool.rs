@@ -351,14 +351,18 @@ pub trait Tool: MaybeSend + MaybeSync {
     }
 
     /// Checks the decisions a resume gives a call paused by [`ToolError::Nested`] (`input`), before anything
-    /// runs: a subagent resumes its checkpoint with them (and throws that away). The default accepts them.
+    /// runs: a subagent opens its checkpoint as it would (its signature, when it has keys) and resumes it with them
+    /// (and throws that away). The default accepts them.
     ///
     /// # Errors
     /// What is wrong, as the inner run says it (ids are the inner run's).
     #[doc(hidden)]
-    fn check_resume(&self, input: &PendingInput) -> Result<(), crate::AgentError> {
+    fn check_resume<'a>(
+        &'a self,
+        input: &'a PendingInput,
+    ) -> impl Future<Output = Result<(), crate::AgentError>> + MaybeSend + 'a {
         let _ = input;
-        Ok(())
+        std::future::ready(Ok(()))
     }
 
     /// True for a tool that runs a subagent: its calls are lent the run's events, policies and budgets.
@@ -421,7 +425,7 @@ pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn approval_rule(&self) -> Value;
     fn on_expire(&self) -> OnExpire;
     fn call_policy(&self) -> CallPolicy;
-    fn check_resume(&self, input: &PendingInput) -> Result<(), crate::AgentError>;
+    fn check_resume_dyn<'a>(&'a self, input: &'a PendingInput) -> BoxFuture<'a, Result<(), crate::AgentError>>;
     fn runs_agent(&self) -> bool;
 }
 
@@ -464,8 +468,8 @@ impl<T: Tool> DynTool for T {
     fn call_policy(&self) -> CallPolicy {
         Tool::call_policy(self)
     }
-    fn check_resume(&self, input: &PendingInput) -> Result<(), crate::AgentError> {
-        Tool::check_resume(self, input)
+    fn check_resume_dyn<'a>(&'a self, input: &'a PendingInput) -> BoxFuture<'a, Result<(), crate::AgentError>> {
+        Box::pin(Tool::check_resume(self, input))
     }
     fn runs_agent(&self) -> bool {
         Tool::runs_agent(self)

@@ -619,3 +619,49 @@ fn a_childs_request_for_input_an_mcp_elicitation_is_answered_through_the_parent(
         .clone();
     assert_eq!(c1.content, "Child booked it.");
 }
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_signed_childs_run_tampered_inside_an_unsigned_parent_is_refused_before_anything_runs() {
+    use resumable_agent::CheckpointKeys;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let make = || {
+        let child = Agent::builder(TestModel::by_turn([
+            turn(vec![call("k1", "pay", json!({"amount": 20}))]),
+            ModelResponse::text("Paid."),
+        ]))
+        .tool(gated("pay", &runs))
+        .checkpoint_keys(CheckpointKeys::new("k").key("k", "a secret the child's agent signs with"))
+        .build()
+        .unwrap();
+        parent(child, &Arc::new(AtomicUsize::new(0)))
+    };
+    let cp = stored(&block_on(make().prompt("settle up")).unwrap());
+    assert!(
+        cp.pending_input.as_ref().unwrap().state.get("signature").is_some(),
+        "the child's run is signed"
+    );
+    // Someone raises the amount inside the child's run (the parent is not signed): the child's signature refuses it.
+    let mut text: Value = serde_json::from_str(&cp.to_json()).unwrap();
+    text["pendingInput"]["state"]["messages"][1]["content"][0]["input"]["amount"] = json!(20_000);
+    text["pendingInput"]["state"]["interrupts"][0]["input"]["amount"] = json!(20_000);
+    let forged = Checkpoint::from_json(&text.to_string()).unwrap();
+    match block_on(make().resume(forged, Resume::decisions_by_id([("c1/k1", Decision::approve())]))) {
+        Err(AgentError::Checkpoint(e)) => {
+            let e = e.to_string();
+            assert!(
+                e.contains("pendingInput.state") && e.contains("c1") && e.contains("checkpoint signature"),
+                "{e}"
+            );
+        }
+        other => panic!("expected a CheckpointError, got {other:?}"),
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing ran");
+    // Untouched, it goes on.
+    let done = block_on(make().resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())])))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "All settled.");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

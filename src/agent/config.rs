@@ -237,7 +237,9 @@ impl AgentConfig {
             }
             other => other,
         };
-        self.begin(input)
+        let run = self.begin(input)?;
+        self.check_nested(&run).await?;
+        Ok(run)
     }
 
     /// Sets the output schema (a JSON Schema object); a tool of the agent's own named
@@ -324,9 +326,7 @@ impl AgentConfig {
         if let (None, Some(initial)) = (run.state(), &self.initial_state) {
             run.set_state(Value::clone(initial));
         }
-        if crate::subagent::NESTS {
-            self.check_nested(&run)?;
-        }
+
         if let Some((what, bytes)) = added {
             if let Some(why) = run.too_large(bytes, bytes) {
                 return Err(AgentError::Argument(format!("the {what} was not taken: {why}")));
@@ -337,7 +337,10 @@ impl AgentConfig {
 
     /// A resume that decided a subagent's interrupts: the subagent checks the decisions (and so on down), before
     /// anything runs. What it refuses is named by the interrupt's id in this run.
-    fn check_nested(&self, run: &Run<'_>) -> Result<(), AgentError> {
+    pub(crate) async fn check_nested(&self, run: &Run<'_>) -> Result<(), AgentError> {
+        if !crate::subagent::NESTS {
+            return Ok(());
+        }
         let cp = run.checkpoint();
         let Some(p) = cp
             .pending_input
@@ -355,7 +358,7 @@ impl AgentConfig {
         let Some(tool) = self.tool(&call.name) else {
             return Ok(());
         };
-        tool.check_resume(p).map_err(|e| match e {
+        tool.check_resume_dyn(p).await.map_err(|e| match e {
             AgentError::Decision { id, problem } => AgentError::Decision {
                 id: Some(match id {
                     Some(id) => format!("{}/{id}", p.call),
@@ -363,6 +366,11 @@ impl AgentConfig {
                 }),
                 problem,
             },
+            // The subagent's run kept in this checkpoint is not one its agent accepts (a signature, an invariant).
+            AgentError::Checkpoint(e) => AgentError::Checkpoint(crate::CheckpointError::at(
+                "pendingInput.state",
+                format!("the subagent's run of call {:?}: {e}", p.call),
+            )),
             other => AgentError::Decision {
                 id: Some(p.call.clone()),
                 problem: format!("the subagent of this call refused the decisions: {other}"),

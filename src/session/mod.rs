@@ -654,6 +654,7 @@ async fn session_turn(
         }
     };
     let run = config.begin(input)?;
+    config.check_nested(&run).await?;
     let (outcome, unsaved) = {
         let mut persisting = Persisting {
             writer: &mut writer,

@@ -386,10 +386,12 @@ impl Tool for JsTool {
     }
 
     #[cfg(feature = "js-subagents")]
-    fn check_resume(&self, input: &crate::PendingInput) -> Result<(), AgentError> {
-        match &self.child {
-            Some(child) => child.check_resume(input),
-            None => Ok(()),
+    fn check_resume<'a>(&'a self, input: &'a crate::PendingInput) -> impl Future<Output = Result<(), AgentError>> + 'a {
+        async move {
+            match &self.child {
+                Some(child) => child.check_resume(input).await,
+                None => Ok(()),
+            }
         }
     }
 
