@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import {
   agent, agentTool, defineTool, scriptedModel, memorySaver, InterruptError, ConfigError, DecisionError, BudgetExceededError,
-  ConfigDriftError,
+  ConfigDriftError, CheckpointError,
 } from 'resumable-agent';
 import { lead, payer, counted, runs } from './scripts/team-agent.mjs';
 import { toolUse, turn, resultsOf } from './helpers.mjs';
@@ -253,4 +253,26 @@ test("a subagent in a session: the parent's step log keeps the child's run, a re
   assert.ok(replayed.some((e) => e.type === 'interrupt' && e.interrupts[0].id === 'c1/k1'));
   assert.ok(replayed.some((e) => e.type === 'tool-result' && e.id === 'c1' && e.content === 'Paid.'));
   assert.equal(replayed.at(-1).type, 'done');
+});
+
+test("a signed child's run tampered inside an unsigned parent is a CheckpointError before anything runs", async () => {
+  reset();
+  const signedLead = () => lead({ child: agent({
+    instructions: 'You pay invoices.',
+    model: scriptedModel([turn(toolUse('k1', 'pay', { amount: 20 })), 'Paid.']),
+    tools: [counted('pay', { needsApproval: true, schema: (s) => ({ amount: s.number().required() }) })],
+    checkpointKeys: { current: 'k', keys: { k: 'a secret only the payments agent signs with' } },
+  }) });
+  const paused = await signedLead().prompt('settle up');
+  assert.equal(typeof paused.checkpoint.pendingInput.state.signature, 'object', "the child's run is signed");
+  const forged = roundTrip(paused.checkpoint);
+  forged.pendingInput.state.messages[1].content[0].input.amount = 20_000;
+  forged.pendingInput.state.interrupts[0].input.amount = 20_000;
+  const e = await signedLead().resume(forged, { decisions: { 'c1/k1': { type: 'approve' } } }).then(() => null, (err) => err);
+  assert.ok(e instanceof CheckpointError, String(e));
+  assert.match(e.message, /pendingInput\.state: the subagent's run of call "c1": checkpoint signature/);
+  assert.deepEqual(runs, ['look'], 'pay never ran');
+  const done = await signedLead().resume(roundTrip(paused.checkpoint), { decisions: { 'c1/k1': { type: 'approve' } } });
+  assert.equal(done.text, 'All settled.');
+  assert.deepEqual(runs, ['look', 'pay', 'look']);
 });
