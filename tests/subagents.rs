@@ -667,3 +667,25 @@ fn a_signed_childs_run_tampered_inside_an_unsigned_parent_is_refused_before_anyt
     assert_eq!(done.text, "All settled.");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_childs_pause_moved_to_an_agent_whose_tool_runs_no_subagent_is_refused_and_nothing_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let cp = stored(&block_on(parent(payer(&runs), &Arc::new(AtomicUsize::new(0))).prompt("settle up")).unwrap());
+    // Another agent: the same names, but `payments` is a plain tool; it goes on through drift.
+    let plain = Agent::builder(TestModel::by_turn([ModelResponse::text("x")]))
+        .tool(counted("look", &runs))
+        .tool(counted("payments", &runs))
+        .on_drift(resumable_agent::OnDrift::Continue)
+        .build()
+        .unwrap();
+    match block_on(plain.resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())]))) {
+        Err(AgentError::Checkpoint(e)) => {
+            let e = e.to_string();
+            assert!(e.starts_with("pendingInput.nested:") && e.contains("\"c1\""), "{e}");
+        }
+        other => panic!("expected a CheckpointError, got {other:?}"),
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the plain tool did not run unasked");
+}

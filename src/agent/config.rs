@@ -358,6 +358,17 @@ impl AgentConfig {
         let Some(tool) = self.tool(&call.name) else {
             return Ok(());
         };
+        // A subagent's run kept for a call whose tool runs none (a checkpoint moved to another agent, or forged): the
+        // decisions would reach a tool that never asked for them, and it would run unasked.
+        if !tool.runs_agent() {
+            return Err(AgentError::Checkpoint(crate::CheckpointError::at(
+                "pendingInput.nested",
+                format!(
+                    "call {:?} waits for a subagent, but this agent's {:?} runs none: resume it with the agent that paused it",
+                    p.call, call.name
+                ),
+            )));
+        }
         tool.check_resume_dyn(p).await.map_err(|e| match e {
             AgentError::Decision { id, problem } => AgentError::Decision {
                 id: Some(match id {
