@@ -212,7 +212,7 @@ impl Tool for AgentTool {
 
     /// The child's fingerprint: a child changed while a run waits makes a changed tool of the parent (config drift).
     fn approval_rule(&self) -> Value {
-        serde_json::json!({ "agent": self.agent.config.fingerprint_text() })
+        serde_json::json!({ "agent": self.agent.config.fingerprint() })
     }
 
     fn check_resume<'a>(

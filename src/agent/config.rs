@@ -177,11 +177,7 @@ impl AgentConfig {
 
     /// A fingerprint of what decides a run's approvals: instructions, tool names, input schemas (the output
     /// schema among them) and approval policies.
-    pub(crate) fn fingerprint_text(&self) -> String {
-        self.fingerprint()
-    }
-
-    fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         let mut what = serde_json::json!({"instructions": self.instructions.as_deref(), "tools": self.tool_parts()});
         // Only with a policy: the fingerprint of an agent without one is what it always was.
         if let (Some(p), Some(o)) = (&self.policy, what.as_object_mut()) {
