@@ -255,39 +255,6 @@ impl Decision {
     pub fn accept(content: Value) -> Self {
         Decision::Accept { content: Some(content) }
     }
-    /// The decision as JSON, as the npm package writes it (`{ type, … }`): built by hand, so the .wasm has no
-    /// serializer of its own for it.
-    pub(crate) fn to_value(&self) -> Value {
-        let mut o = serde_json::Map::new();
-        o.insert("type".into(), self.type_name().into());
-        let mut put = |k: &str, v: Option<Value>| {
-            if let Some(v) = v {
-                o.insert(k.into(), v);
-            }
-        };
-        match self {
-            Decision::Approve {
-                modified_args,
-                remember,
-                by,
-                budget,
-            } => {
-                put("modifiedArgs", modified_args.clone());
-                put("remember", remember.map(|_| Value::from("tool")));
-                put("by", by.clone().map(Value::from));
-                put("budget", budget.map(|b| b.to_value()));
-            }
-            Decision::Deny { message, by } => {
-                put("message", message.clone().map(Value::from));
-                put("by", by.clone().map(Value::from));
-            }
-            Decision::Answer { text } => put("text", Some(Value::from(text.as_str()))),
-            Decision::Accept { content } => put("content", content.clone()),
-            Decision::Decline | Decision::Cancel => {}
-        }
-        Value::Object(o)
-    }
-
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Decision::Approve { .. } => "approve",

@@ -198,6 +198,16 @@ pub struct PendingInput {
     pub nested: bool,
 }
 
+impl PendingInput {
+    /// An interrupt's id as the call knows it: `<call>/<key>` without `<call>/` (an elicitation's key, a
+    /// subagent's own interrupt id).
+    pub(crate) fn key_of<'i>(&self, id: &'i str) -> &'i str {
+        id.strip_prefix(self.call.as_str())
+            .and_then(|k| k.strip_prefix('/'))
+            .unwrap_or(id)
+    }
+}
+
 impl ToolError {
     /// A failure the model will read.
     pub fn failed(message: impl Into<String>) -> Self {

@@ -557,13 +557,11 @@ impl<'c> Run<'c> {
         let Some(pending) = self.state.pending_input.as_mut().filter(|p| p.nested) else {
             return;
         };
-        let key = interrupt
-            .id
-            .strip_prefix(pending.call.as_str())
-            .and_then(|k| k.strip_prefix('/'))
-            .unwrap_or(&interrupt.id)
-            .to_owned();
-        let mut value = decision.to_value();
+        let key = pending.key_of(&interrupt.id).to_owned();
+        // As the package writes a decision (its serializer, read back as a value).
+        let Ok(mut value) = crate::json::to_string(decision).and_then(|t| serde_json::from_str(&t)) else {
+            return;
+        };
         crate::limits::normalize_numbers(&mut value);
         pending.responses.insert(key, value);
     }
@@ -573,12 +571,7 @@ impl<'c> Run<'c> {
         let Some(pending) = self.state.pending_input.as_mut() else {
             return;
         };
-        let key = interrupt
-            .id
-            .strip_prefix(pending.call.as_str())
-            .and_then(|k| k.strip_prefix('/'))
-            .unwrap_or(&interrupt.id)
-            .to_owned();
+        let key = pending.key_of(&interrupt.id).to_owned();
         let mut answer = serde_json::Map::new();
         answer.insert("action".into(), decision.type_name().into());
         if let Decision::Accept {
