@@ -215,9 +215,9 @@ pub struct Nested<'a> {
     pub path: Vec<&'a str>,
 }
 
-/// `{ …the event's members, path }`: the event written as the crate writes all JSON, read back as a value with its
-/// path added (a flattened event would make the compiler instantiate one serializer per level of nesting; this adds
-/// none to the .wasm). Subagents' events only.
+/// `{ …the event's members, path }` for a serializer of the caller's own (serde): the event written as the crate
+/// writes all JSON, read back as a value with its path added (a flattened event would make the compiler instantiate one
+/// serializer per level of nesting). [`Event::to_json`], which the package's listeners get, adds the path to the text.
 fn nested_json<S: serde::Serializer>(nested: &Nested<'_>, serializer: S) -> Result<S::Ok, S::Error> {
     let text = crate::json::to_string(nested.event).map_err(serde::ser::Error::custom)?;
     let mut value: Value = serde_json::from_str(&text).map_err(serde::ser::Error::custom)?;
@@ -297,6 +297,18 @@ impl<'a> CallResult<'a> {
 impl Event<'_> {
     /// The event as JSON text.
     pub fn to_json(&self) -> String {
+        if let Event::Nested(n) = self {
+            // A subagent's event as written, its path added to the text (not read back and written again: a child's
+            // deltas come this way, one per piece of streamed text).
+            let mut text = n.event.to_json();
+            if text.ends_with('}') {
+                text.pop();
+                text.push_str(",\"path\":");
+                text.push_str(&crate::json::to_string(&n.path).unwrap_or_default());
+                text.push('}');
+            }
+            return text;
+        }
         crate::json::to_string(self).unwrap_or_default()
     }
 }

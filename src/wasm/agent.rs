@@ -659,7 +659,8 @@ pub(super) fn numbered(event: &Event<'_>, seq: u64) -> JsValue {
 
 impl EventSink for JsEvents {
     fn event(&mut self, event: &Event<'_>) {
-        self.send(to_js(event));
+        // Its JSON text (a subagent's event with its path added to the text), parsed by JS once.
+        self.send(js_sys::JSON::parse(&event.to_json()).unwrap_or(JsValue::UNDEFINED));
     }
 
     fn sequenced(&mut self, seq: Option<u64>, event: &Event<'_>) {
