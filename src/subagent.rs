@@ -122,28 +122,38 @@ struct Forward<'a> {
     call: &'a str,
 }
 
+impl Forward<'_> {
+    /// What the parent's listener answers (`otherwise` without one).
+    fn ask<R>(&self, otherwise: R, f: impl Fn(&mut dyn EventSink) -> R) -> R {
+        let mut answer = otherwise;
+        if let Some(n) = self.nest {
+            n.sink(&mut |s| answer = f(s));
+        }
+        answer
+    }
+}
+
 impl EventSink for Forward<'_> {
     fn event(&mut self, event: &Event<'_>) {
-        if let Some(n) = self.nest {
-            n.forward(self.call, event);
-        }
+        let nested = nested_event(self.call, event);
+        self.ask((), |s| s.event(&nested));
     }
     fn wants_deltas(&self) -> bool {
-        self.nest.is_some_and(|n| n.wants_deltas())
+        self.ask(false, |s| s.wants_deltas())
     }
     fn listening(&self) -> bool {
-        self.nest.is_some_and(|n| n.listening())
+        self.ask(false, |s| s.listening())
     }
     fn aborted(&self) -> bool {
-        self.nest.is_some_and(|n| n.aborted())
+        self.ask(false, |s| s.aborted())
     }
     fn when_aborted(&self) -> Option<BoxFuture<'static, ()>> {
-        self.nest.and_then(|n| n.when_aborted())
+        self.ask(None, |s| s.when_aborted())
     }
 }
 
 /// A child's event as its parent's listener gets it.
-pub(crate) fn nested_event<'a>(call: &'a str, event: &'a Event<'a>) -> Event<'a> {
+fn nested_event<'a>(call: &'a str, event: &'a Event<'a>) -> Event<'a> {
     Event::Nested(Nested::of(call, event))
 }
 
@@ -199,7 +209,7 @@ impl Tool for AgentTool {
                     Err(ToolError::Nested(NestedPause::new(interrupts, state)))
                 }
                 // Stopped by the parent's signal: the parent's run is aborted, as with any call it stops.
-                Err(AgentError::Aborted { .. }) if nest.is_some_and(|n| n.aborted()) => Err(ToolError::Unavailable(
+                Err(AgentError::Aborted { .. }) if events.aborted() => Err(ToolError::Unavailable(
                     crate::tool::Unavailable::new("subagent", None, "stopped by the run's signal"),
                 )),
                 Err(e) => Err(ToolError::Final(format!(

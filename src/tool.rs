@@ -238,13 +238,9 @@ impl std::fmt::Debug for dyn Nesting + '_ {
 /// What a run lends a call that runs a subagent: where the subagent's events go, the approval policies and token
 /// budgets over it, and where the tokens it spent are counted.
 pub(crate) trait Nesting: MaybeSend + MaybeSync {
-    /// Reports an event of the subagent run by call `call` (path prepended) where the calling run's go.
-    fn forward(&self, call: &str, event: &crate::event::Event<'_>);
-    /// Whether the calling run is watched live, wants deltas, was stopped.
-    fn listening(&self) -> bool;
-    fn wants_deltas(&self) -> bool;
-    fn aborted(&self) -> bool;
-    fn when_aborted(&self) -> Option<BoxFuture<'static, ()>>;
+    /// Hands `f` the calling run's listener (where the subagent's events go, with their path, and whom it asks
+    /// whether to stop).
+    fn sink(&self, f: &mut dyn FnMut(&mut dyn crate::event::EventSink));
     /// The approval policies over the subagent's calls: the calling agent's and those over it.
     fn policies(&self) -> &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>];
     /// The token budgets over the subagent: each with the usage counted against it so far (the calling runs').

@@ -830,28 +830,10 @@ struct Lent<'a> {
     lend: &'a Lend,
 }
 
-impl Lent<'_> {
-    fn sink<R>(&self, f: impl FnOnce(&mut dyn EventSink) -> R) -> R {
-        let mut events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&mut **events)
-    }
-}
-
 impl crate::tool::Nesting for Lent<'_> {
-    fn forward(&self, call: &str, event: &Event<'_>) {
-        self.sink(|s| s.event(&crate::subagent::nested_event(call, event)));
-    }
-    fn listening(&self) -> bool {
-        self.sink(|s| s.listening())
-    }
-    fn wants_deltas(&self) -> bool {
-        self.sink(|s| s.wants_deltas())
-    }
-    fn aborted(&self) -> bool {
-        self.sink(|s| s.aborted())
-    }
-    fn when_aborted(&self) -> Option<BoxFuture<'static, ()>> {
-        self.sink(|s| s.when_aborted())
+    fn sink(&self, f: &mut dyn FnMut(&mut dyn EventSink)) {
+        let mut events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut **events);
     }
     fn policies(&self) -> &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>] {
         &self.lend.policies
