@@ -233,7 +233,7 @@ test('bad agentTool options are ConfigErrors naming what is wrong', () => {
   assert.throws(() => agentTool({ name: 'x' }), (e) => e instanceof ConfigError && /agentTool\(def\)\.agent: expected an agent/.test(e.message));
   assert.throws(() => agentTool({ name: 'x', agent: payer(), handle: () => 1 }), (e) => e instanceof ConfigError && /agentTool\(def\)\.handle/.test(e.message));
   assert.throws(() => agentTool({ name: 'x', agent: {} }), (e) => e instanceof ConfigError && /config\.model/.test(e.message));
-  assert.throws(() => agentTool({ name: 'bad name', agent: payer() }), (e) => e instanceof ConfigError && /name/.test(e.message));
+  assert.throws(() => agentTool({ name: 'bad name', agent: payer() }), (e) => e instanceof ConfigError && /agentTool\(def\)\.name: expected 1-64 letters/.test(e.message));
 });
 
 test("a subagent in a session: the parent's step log keeps the child's run, a reply by the nested id goes on, and replay shows the parent's events", async () => {
