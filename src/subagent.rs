@@ -188,7 +188,7 @@ impl Tool for AgentTool {
                 nest,
                 call: ctx.tool_use_id,
             };
-            let ran = self.agent.run_in(run, &mut events, Some((outer, policies))).await;
+            let ran = self.agent.run_in(run, &mut events, outer, policies).await;
             let after = match &ran {
                 Ok(outcome) => Some(outcome.checkpoint().usage),
                 Err(e) => e.checkpoint().map(|c| c.usage),

@@ -204,16 +204,25 @@ impl Agent {
     /// # Errors
     /// As [`Agent::prompt`] and [`Agent::resume`].
     pub async fn run(&self, input: Input, events: &mut dyn EventSink) -> Result<Outcome, AgentError> {
-        self.run_in(input, events, None).await
+        let call = if matches!(input, Input::Prompt(_)) {
+            "prompt"
+        } else {
+            "resume"
+        };
+        let run = self.config.start(input).await?;
+        let mut hooks = Hooks::new(events);
+        hooks.traced(self.config.telemetry.as_ref(), call, None);
+        drive(&self.config, &*self.model, run, &mut hooks).await
     }
 
-    /// [`Agent::run`], as a subagent ([`agent_tool`](crate::agent_tool)) when `nested` says what the calling runs
-    /// impose: their budgets (`Outer`) and their approval policies, which review its calls beside its own.
+    /// [`Agent::run`] as a subagent ([`agent_tool`](crate::agent_tool)): bounded by `outer` (the calling runs'
+    /// budgets) and reviewed by `policies` (theirs) beside its own.
     pub(crate) async fn run_in(
         &self,
         input: Input,
         events: &mut dyn EventSink,
-        nested: Option<(crate::run::Outer, Vec<Arc<dyn crate::approval::ApprovalPolicy>>)>,
+        outer: crate::run::Outer,
+        policies: Vec<Arc<dyn crate::approval::ApprovalPolicy>>,
     ) -> Result<Outcome, AgentError> {
         let call = if matches!(input, Input::Prompt(_)) {
             "prompt"
@@ -221,11 +230,9 @@ impl Agent {
             "resume"
         };
         let mut run = self.config.start(input).await?;
+        run.set_outer(outer);
         let mut hooks = Hooks::new(events);
-        if let Some((outer, policies)) = nested {
-            run.set_outer(outer);
-            hooks.policies = policies;
-        }
+        hooks.policies = policies;
         hooks.traced(self.config.telemetry.as_ref(), call, None);
         drive(&self.config, &*self.model, run, &mut hooks).await
     }
