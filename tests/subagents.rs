@@ -473,6 +473,102 @@ fn the_childs_events_reach_the_parents_listener_with_their_path() {
     );
 }
 
+/// A listener of a session's numbered events: `(seq, JSON)` in order.
+struct Numbered<'a>(&'a mut Vec<(u64, String)>);
+
+impl resumable_agent::EventSink for Numbered<'_> {
+    fn event(&mut self, e: &Event<'_>) {
+        panic!("a session's events are numbered: {}", e.to_json());
+    }
+    fn sequenced(&mut self, seq: Option<u64>, e: &Event<'_>) {
+        self.0.push((seq.expect("numbered"), e.to_json()));
+    }
+    fn wants_deltas(&self) -> bool {
+        false
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn in_a_session_the_childs_step_events_are_numbered_logged_and_replayed_as_they_happened() {
+    let saver = resumable_agent::MemorySaver::new();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut live = Vec::new();
+    {
+        let agent = parent(payer(&runs), &Arc::new(AtomicUsize::new(0)));
+        let s = agent.session(&saver, "team").keep_completed(true);
+        block_on(s.run(
+            resumable_agent::Turn::Prompt("settle up".into()),
+            &mut Numbered(&mut live),
+        ))
+        .unwrap();
+    }
+    {
+        // Another process: a new agent answers the child's approval by the parent's id.
+        let agent = parent(payer(&runs), &Arc::new(AtomicUsize::new(0)));
+        let s = agent.session(&saver, "team").keep_completed(true);
+        let reply = resumable_agent::Turn::Reply(Resume::decisions_by_id([("c1/k1", Decision::approve())]));
+        block_on(s.run(reply, &mut Numbered(&mut live)))
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let seqs: Vec<u64> = live.iter().map(|(s, _)| *s).collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "the child's events are numbered in the parent's order: {seqs:?}"
+    );
+    // A child's event: its own `path` (the parent's `interrupt` lists interrupts with theirs).
+    let nested = |e: &str| serde_json::from_str::<Value>(e).unwrap().get("path") == Some(&json!(["c1"]));
+    for kind in [
+        "step-start",
+        "step-finish",
+        "approval-requested",
+        "approval-response",
+        "tool-call",
+        "tool-result",
+    ] {
+        assert!(
+            live.iter()
+                .any(|(_, e)| nested(e) && e.starts_with(&format!(r#"{{"type":"{kind}""#))),
+            "the child's {kind} was reported live: {live:?}"
+        );
+    }
+
+    // Replayed by a third agent from the store: the step-level events of both runs, the child's with their path,
+    // each as it was reported live and with its number. Not logged: checkpoints, loads, and the child's own
+    // `interrupt` (the parent's, with the parent's ids, is).
+    let agent = parent(payer(&runs), &Arc::new(AtomicUsize::new(0)));
+    let mut replayed = Vec::new();
+    block_on(agent.session(&saver, "team").replay(None, &mut Numbered(&mut replayed))).unwrap();
+    let logged: Vec<(u64, String)> = live
+        .iter()
+        .filter(|(_, e)| {
+            let not_logged = e.starts_with(r#"{"type":"checkpoint""#)
+                || e.starts_with(r#"{"type":"checkpoint-loaded""#)
+                || nested(e) && e.starts_with(r#"{"type":"interrupt""#);
+            !not_logged
+        })
+        .cloned()
+        .collect();
+    assert_eq!(replayed, logged);
+    assert!(
+        replayed.iter().any(|(_, e)| nested(e)
+            && e.starts_with(r#"{"type":"tool-result","id":"k1","toolName":"pay","content":"done pay""#))
+    );
+    // From a number in the middle of the child's events: only what came after it.
+    let (i, _) = replayed.iter().enumerate().find(|(_, (_, e))| nested(e)).unwrap();
+    let mut tail = Vec::new();
+    block_on(
+        agent
+            .session(&saver, "team")
+            .replay(Some(replayed[i].0), &mut Numbered(&mut tail)),
+    )
+    .unwrap();
+    assert_eq!(tail, replayed[i + 1..].to_vec());
+}
+
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn a_changed_child_is_config_drift_of_the_parent() {

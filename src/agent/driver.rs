@@ -740,10 +740,17 @@ async fn call_tool(
     let mut attempt = 1;
     loop {
         let answer = {
-            let nest = lent.filter(|_| crate::subagent::NESTS).map(|l| Lent {
-                events: std::sync::Mutex::new(&mut *hooks.events),
-                lend: l,
-            });
+            let nest = match lent {
+                Some(lend) if crate::subagent::NESTS => {
+                    let events: &mut dyn EventSink = &mut *hooks.events;
+                    let persist = hooks.persist.as_mut().map(|p| &mut **p as &mut dyn Persist);
+                    Some(Lent {
+                        events: std::sync::Mutex::new((events, persist)),
+                        lend,
+                    })
+                }
+                _ => None,
+            };
             let ctx = ToolContext {
                 tool_use_id: &call.id,
                 run_id,
@@ -824,16 +831,49 @@ struct Lend {
     spent: std::sync::Mutex<Usage>,
 }
 
-/// [`Lend`] with the run's listener, for one attempt of the call.
+/// [`Lend`] with the run's listener and its session's numbering, for one attempt of the call.
 struct Lent<'a> {
-    events: std::sync::Mutex<&'a mut dyn EventSink>,
+    events: std::sync::Mutex<(&'a mut dyn EventSink, Option<&'a mut dyn Persist>)>,
     lend: &'a Lend,
+}
+
+/// The run's listener as a subagent's events reach it: numbered, and logged by the run's session, like the run's own.
+struct Numbered<'a> {
+    events: &'a mut dyn EventSink,
+    persist: Option<&'a mut dyn Persist>,
+}
+
+impl EventSink for Numbered<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        let seq = self.persist.as_deref_mut().and_then(|p| p.observe(event));
+        self.events.sequenced(seq, event);
+    }
+    fn wants_deltas(&self) -> bool {
+        self.events.wants_deltas()
+    }
+    /// A session logs the subagent's step-level events even when nobody listens.
+    fn listening(&self) -> bool {
+        self.events.listening() || self.persist.is_some()
+    }
+    fn aborted(&self) -> bool {
+        self.events.aborted()
+    }
+    fn when_aborted(&self) -> Option<BoxFuture<'static, ()>> {
+        self.events.when_aborted()
+    }
 }
 
 impl crate::tool::Nesting for Lent<'_> {
     fn sink(&self, f: &mut dyn FnMut(&mut dyn EventSink)) {
-        let mut events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&mut **events);
+        let mut guard = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (events, persist) = &mut *guard;
+        f(&mut Numbered {
+            events: &mut **events as &mut dyn EventSink,
+            persist: match persist {
+                Some(p) => Some(&mut **p as &mut dyn Persist),
+                None => None,
+            },
+        });
     }
     fn policies(&self) -> &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>] {
         &self.lend.policies

@@ -637,6 +637,11 @@ pub(crate) fn entry(offset: u64, event: &Event<'_>) -> Option<Value> {
             v
         }
         Event::StateChanged { .. } => vec![o, "sc".into()],
+        // A subagent's: whole, with its path (its payload is in no state of this session when the subagent ends).
+        Event::Nested(n) if crate::subagent::NESTS => {
+            entry(0, n.event)?;
+            vec![o, "n".into(), serde_json::from_str(&event.to_json()).ok()?]
+        }
         Event::Compacted {
             removed_messages,
             removed_bytes,
@@ -751,6 +756,99 @@ pub(crate) fn expand<'a>(e: &'a Value, state: &'a Checkpoint) -> Option<(u64, Ev
         _ => return None,
     };
     Some((offset, event))
+}
+
+/// A subagent's logged event (`[offset, "n", event]`): what it is read back from.
+pub(crate) struct Logged<'a> {
+    pub(crate) offset: u64,
+    event: &'a Value,
+    path: Vec<&'a str>,
+    /// A `step-finish`'s content, read.
+    content: Vec<ContentBlock>,
+}
+
+impl<'a> Logged<'a> {
+    /// The entry `e` when it is a subagent's event.
+    pub(crate) fn of(e: &'a Value) -> Option<Self> {
+        let [offset, code, event] = e.as_array()?.as_slice() else {
+            return None;
+        };
+        if code.as_str() != Some("n") || !crate::subagent::NESTS {
+            return None;
+        }
+        let path = event
+            .get("path")?
+            .as_array()?
+            .iter()
+            .map(Value::as_str)
+            .collect::<Option<_>>()?;
+        let content = match event.get("content") {
+            Some(c @ Value::Array(_)) => serde_json::from_str(&c.to_string()).ok()?,
+            _ => Vec::new(),
+        };
+        Some(Logged {
+            offset: offset.as_u64()?,
+            event,
+            path,
+            content,
+        })
+    }
+
+    /// The subagent's event as it was reported, and its path (`None` for an event this build does not log).
+    pub(crate) fn event(&self) -> Option<(Event<'_>, &[&'a str])> {
+        let v = self.event;
+        let str_of = |k: &str| v.get(k).and_then(Value::as_str);
+        let u64_of = |k: &str| v.get(k).and_then(Value::as_u64);
+        let step = || u64_of("step").and_then(|s| u32::try_from(s).ok());
+        let size = |k: &str| u64_of(k).and_then(|n| usize::try_from(n).ok());
+        let event = match str_of("type")? {
+            "step-start" => Event::StepStart { step: step()? },
+            "step-finish" => Event::StepFinish {
+                step: step()?,
+                content: &self.content,
+                usage: match v.get("usage") {
+                    Some(u) => Some(serde_json::from_str(&u.to_string()).ok()?),
+                    None => None,
+                },
+            },
+            "tool-call" => Event::ToolCall {
+                id: str_of("id")?,
+                tool_name: str_of("toolName")?,
+                input: v.get("input")?,
+            },
+            "tool-result" => Event::ToolResult {
+                id: str_of("id")?,
+                tool_name: str_of("toolName")?,
+                content: str_of("content")?,
+                is_error: v.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            },
+            "approval-requested" => Event::ApprovalRequested {
+                id: str_of("id")?,
+                tool_name: str_of("toolName")?,
+                input: v.get("input")?,
+                expires_at: u64_of("expiresAt"),
+                approvers: u64_of("approvers").and_then(|n| u32::try_from(n).ok()),
+            },
+            "approval-response" => Event::ApprovalResponse {
+                id: str_of("id")?,
+                tool_name: str_of("toolName")?,
+                approved: v.get("approved")?.as_bool()?,
+                modified_args: v.get("modifiedArgs"),
+                message: str_of("message"),
+                by: str_of("by"),
+                remembered: v.get("remembered").and_then(Value::as_bool).unwrap_or(false),
+                pending: v.get("pending").and_then(Value::as_bool).unwrap_or(false),
+            },
+            "state-changed" => Event::StateChanged { state: v.get("state")? },
+            "compacted" => Event::Compacted {
+                removed_messages: size("removedMessages")?,
+                removed_bytes: size("removedBytes")?,
+                messages: size("messages")?,
+            },
+            _ => return None,
+        };
+        Some((event, &self.path))
+    }
 }
 
 /// The summary kept beside a record: the state's, at position `seq` after `parent`.

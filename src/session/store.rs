@@ -748,6 +748,14 @@ impl Reporter<'_> {
         for e in &info.ev {
             if let Some((offset, event)) = log::expand(e, state) {
                 self.report(block + offset, &event, sink);
+            } else if let Some(logged) = log::Logged::of(e) {
+                if let Some((event, path)) = logged.event() {
+                    let nested = Event::Nested(crate::event::Nested {
+                        event: &event,
+                        path: path.to_vec(),
+                    });
+                    self.report(block + logged.offset, &nested, sink);
+                }
             }
         }
         let base = n.saturating_mul(EVENT_BLOCK);

@@ -236,16 +236,18 @@ test('bad agentTool options are ConfigErrors naming what is wrong', () => {
   assert.throws(() => agentTool({ name: 'bad name', agent: payer() }), (e) => e instanceof ConfigError && /agentTool\(def\)\.name: expected 1-64 letters/.test(e.message));
 });
 
-test("a subagent in a session: the parent's step log keeps the child's run, a reply by the nested id goes on, and replay shows the parent's events", async () => {
+test("a subagent in a session: the parent's step log keeps the child's run and its step events, a reply by the nested id goes on, and replay shows both runs' events as they happened", async () => {
   reset();
   const saver = memorySaver();
-  const paused = await lead().session(saver, 'team-1').prompt('settle up');
+  const live = [];
+  const onEvent = (e) => live.push(e);
+  const paused = await lead().session(saver, 'team-1').prompt('settle up', { onEvent });
   assert.deepEqual(paused.interrupts.map((i) => i.id), ['c1/k1']);
   // Another request, another agent object: the session's head holds the child's run.
   const stored = await lead().session(saver, 'team-1').checkpoint();
   assert.equal(stored.pendingInput.nested, true);
   assert.equal(stored.pendingInput.state.interrupts[0].id, 'k1');
-  const done = await lead().session(saver, 'team-1', { keepCompleted: true }).reply({ decisions: { 'c1/k1': { type: 'approve' } } });
+  const done = await lead().session(saver, 'team-1', { keepCompleted: true }).reply({ decisions: { 'c1/k1': { type: 'approve' } } }, { onEvent });
   assert.equal(done.text, 'All settled.');
   assert.deepEqual(runs, ['look', 'pay', 'look']);
   const replayed = [];
@@ -253,6 +255,21 @@ test("a subagent in a session: the parent's step log keeps the child's run, a re
   assert.ok(replayed.some((e) => e.type === 'interrupt' && e.interrupts[0].id === 'c1/k1'));
   assert.ok(replayed.some((e) => e.type === 'tool-result' && e.id === 'c1' && e.content === 'Paid.'));
   assert.equal(replayed.at(-1).type, 'done');
+  // The child's step-level events are in the log: numbered in the parent's order, with their path, as reported live.
+  const child = (e) => Array.isArray(e.path);
+  for (const type of ['step-start', 'step-finish', 'approval-requested', 'approval-response', 'tool-call', 'tool-result']) {
+    assert.ok(replayed.some((e) => child(e) && e.type === type && e.path[0] === 'c1'), `the child's ${type} is replayed`);
+  }
+  assert.ok(replayed.some((e) => child(e) && e.type === 'tool-result' && e.id === 'k1' && e.content === 'done pay'));
+  // Each as it was reported live, with its number (not logged: a child's deltas, checkpoints and own `interrupt`).
+  const logged = (e) => child(e) && !['checkpoint', 'text-delta', 'tool-call-delta', 'interrupt'].includes(e.type);
+  assert.deepEqual(replayed.filter(child), live.filter(logged));
+  assert.ok(live.filter(logged).every((e) => Number.isSafeInteger(e.seq)));
+  // From the number of the child's first event: what came after it.
+  const first = replayed.findIndex(child);
+  const tail = [];
+  for await (const e of lead().session(saver, 'team-1').replay({ after: replayed[first].seq })) tail.push(e);
+  assert.deepEqual(tail, replayed.slice(first + 1));
 });
 
 test("a signed child's run tampered inside an unsigned parent is a CheckpointError before anything runs", async () => {
