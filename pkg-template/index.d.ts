@@ -119,6 +119,18 @@ export interface BudgetInterrupt {
 
 /** What a paused run waits for: approval requests of one turn, one question, one call's requests for input, or a
  * larger token budget — its own, or a subagent's (`path` set). */
+/** A subagent's run that failed, kept in the calling run's checkpoint (`checkpoint.failedSubagents`). */
+export interface FailedSubagent {
+  /** The call that ran it; a subagent's subagent: `'<call>/<its call>'`, as interrupt ids go. */
+  id: string;
+  /** The agent tool's name. */
+  toolName: string;
+  /** How it failed, as an `error` event says it. */
+  error: { name?: string; message: string; code?: string };
+  /** Its run as it stood when it failed: what its agent resumes. */
+  checkpoint: Checkpoint;
+}
+
 export type Interrupt = (ApprovalInterrupt | QuestionInterrupt | ElicitationInterrupt | BudgetInterrupt) & NestedIn;
 
 /**
@@ -196,11 +208,12 @@ export interface Checkpoint {
   /** What decided the run's approvals when this checkpoint was written, as short hashes: the instructions, each
    * tool (schema and approval rule), the approval policy. A resume compares it with the agent's (`onDrift`). */
   fingerprint?: { instructions?: string; tools: Record<string, string>; approval?: string };
-  /** While a call waits for input (elicitations), and from the resume until it runs again: the call, its
-   * tool's state for the retry (an MCP server's `requestState`, or a 2025 session's position) and the answers. */
   /** The call that waits for input — an MCP server's elicitation, or (`nested: true`) a subagent's run, whose
    * checkpoint `state` is, with the decisions for it by its own ids in `responses` once they are given. */
   pendingInput?: { call: string; state: unknown; nested?: true; responses?: Record<string, { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } | Decision> };
+  /** Subagents' runs that failed (`agentTool`): the model read each failure as the call's error result; resume one
+   * with the subagent's agent once what failed is fixed (`child.resume(f.checkpoint, '')`). */
+  failedSubagents?: FailedSubagent[];
   /** The agent's state (plain JSON), when the agent has one. */
   state?: unknown;
   /** With an output schema: the run's validated structured answer (the run is finished). */

@@ -164,6 +164,17 @@ pub enum AgentError {
 }
 
 impl AgentError {
+    /// The plain JSON of the error, as an `error` event carries it: `{ name, message, code? }`.
+    pub(crate) fn to_plain_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("name".into(), self.kind_name().into());
+        m.insert("message".into(), self.to_string().into());
+        if let Some(code) = self.code() {
+            m.insert("code".into(), code.into());
+        }
+        serde_json::Value::Object(m)
+    }
+
     /// The error's name in the npm package (its JS class): `ModelError`, `SaverError`, ….
     pub fn kind_name(&self) -> &'static str {
         match self {

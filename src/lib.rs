@@ -118,7 +118,7 @@ pub use session::{
     Turn, list_sessions, put_stored, read_stored,
 };
 pub use spec::{AgentSpec, NeedsApproval, SubagentSpec, ToolSpec};
-pub use subagent::{AgentTool, agent_tool};
+pub use subagent::{AgentTool, FailedSubagent, agent_tool};
 pub use telemetry::Telemetry;
 #[cfg(feature = "tracing")]
 pub use telemetry::TracingTracer;

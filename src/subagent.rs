@@ -25,6 +25,40 @@ use crate::{AgentError, Checkpoint, Resume};
 /// waits for a subagent's decisions (a `DecisionError` naming the fix).
 pub(crate) const NESTS: bool = cfg!(any(not(feature = "js"), feature = "js-subagents"));
 
+/// A subagent's run that failed, as the calling run's checkpoint keeps it ([`Checkpoint::failed_subagents`]): the
+/// model read the failure as the call's error result; once what failed is fixed (a provider back up, a budget raised),
+/// the subagent's agent resumes [`FailedSubagent::checkpoint`] (with an empty answer: it goes on from where it stopped,
+/// and what it had done is not done again).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FailedSubagent {
+    /// The call that ran it (`<call id>`); a subagent's subagent: `<call id>/<its call id>`, as interrupt ids go.
+    pub id: String,
+    /// The agent tool's name.
+    pub tool_name: String,
+    /// How it failed, as an `error` event says it: `{ name, message, code? }`.
+    pub error: Value,
+    /// Its run as it stood when it failed (the error's checkpoint).
+    pub checkpoint: Value,
+}
+
+impl FailedSubagent {
+    /// The subagent's run, read back as its agent will resume it.
+    ///
+    /// # Errors
+    /// [`crate::CheckpointError`] when what is kept is not a checkpoint.
+    pub fn checkpoint(&self) -> Result<Checkpoint, crate::CheckpointError> {
+        Checkpoint::from_json(&crate::json::to_string(&self.checkpoint).unwrap_or_default())
+    }
+
+    /// Kept one call further out: the call `call` ran the subagent that ran this one.
+    fn under(mut self, call: &str) -> Self {
+        self.id = format!("{call}/{}", self.id);
+        self
+    }
+}
+
 /// A tool whose call runs `agent` (see [`agent_tool`]).
 pub struct AgentTool {
     definition: ToolDefinition,
@@ -197,10 +231,18 @@ impl Tool for AgentTool {
                 n.spend(minus(after, before));
             }
             match ran {
-                Ok(Outcome::Complete(done)) => Ok(match done.checkpoint.structured {
-                    Some(structured) => structured,
-                    None => Value::String(done.text),
-                }),
+                Ok(Outcome::Complete(mut done)) => {
+                    // Its own subagents' failed runs move out with it: the calling run keeps them.
+                    if let Some(n) = nest {
+                        for failed in std::mem::take(&mut done.checkpoint.failed_subagents) {
+                            n.failed(failed.under(ctx.tool_use_id));
+                        }
+                    }
+                    Ok(match done.checkpoint.structured {
+                        Some(structured) => structured,
+                        None => Value::String(done.text),
+                    })
+                }
                 Ok(Outcome::Interrupted(paused)) => {
                     let checkpoint = paused.checkpoint;
                     let interrupts = checkpoint.interrupts.clone();
@@ -212,10 +254,21 @@ impl Tool for AgentTool {
                 Err(AgentError::Aborted { .. }) if events.aborted() => Err(ToolError::Unavailable(
                     crate::tool::Unavailable::new("subagent", None, "stopped by the run's signal"),
                 )),
-                Err(e) => Err(ToolError::Final(format!(
-                    "the subagent {} failed: {e}",
-                    self.definition.name
-                ))),
+                Err(e) => {
+                    // Its run is kept in the calling run's checkpoint, to be resumed once what failed is fixed.
+                    if let (Some(n), Some(checkpoint)) = (nest, e.checkpoint()) {
+                        n.failed(FailedSubagent {
+                            id: ctx.tool_use_id.to_owned(),
+                            tool_name: self.definition.name.clone(),
+                            error: e.to_plain_json(),
+                            checkpoint: serde_json::from_str(&checkpoint.to_json()).unwrap_or_default(),
+                        });
+                    }
+                    Err(ToolError::Final(format!(
+                        "the subagent {} failed: {e}",
+                        self.definition.name
+                    )))
+                }
             }
         }
     }

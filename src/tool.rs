@@ -247,6 +247,8 @@ pub(crate) trait Nesting: MaybeSend + MaybeSync {
     fn budgets(&self) -> &[(crate::approval::Budget, crate::message::Usage)];
     /// Counts tokens the subagent spent in the calling run's usage.
     fn spend(&self, usage: crate::message::Usage);
+    /// Keeps a subagent's failed run in the calling run's checkpoint.
+    fn failed(&self, failed: crate::subagent::FailedSubagent);
 }
 
 /// The agent's state as one tool call sees it: the current value, and the value it set, if any.

@@ -785,3 +785,203 @@ fn a_childs_pause_moved_to_an_agent_whose_tool_runs_no_subagent_is_refused_and_n
     }
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the plain tool did not run unasked");
 }
+
+/// A child that pays (no approval) and then fails: its model is down at its second call.
+fn failing_payer(runs: &Arc<AtomicUsize>) -> Agent {
+    let model = TestModel::with_results([
+        Ok(turn(vec![call("k1", "pay", json!({"amount": 20}))])),
+        Err(resumable_agent::ModelError::Http {
+            provider: "anthropic".into(),
+            status: Some(529),
+            message: "overloaded".into(),
+            retryable: true,
+        }),
+    ]);
+    Agent::builder(model)
+        .instructions("You pay.")
+        .tool(counted("pay", runs))
+        .build()
+        .unwrap()
+}
+
+/// A parent that calls `payments` and answers after reading its result.
+fn caller(child: Agent) -> Agent {
+    let model = TestModel::by_turn([
+        turn(vec![call("c1", "payments", json!({"task": "pay the invoice"}))]),
+        ModelResponse::text("The payment could not finish."),
+    ]);
+    Agent::builder(model)
+        .tool(agent_tool("payments", "Pays invoices.", child))
+        .build()
+        .unwrap()
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_failed_childs_run_is_kept_in_the_parents_checkpoint_and_its_agent_resumes_it_without_paying_twice() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let done = block_on(caller(failing_payer(&runs)).prompt("settle up"))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(done.text, "The payment could not finish.");
+    // The model read the failure as the call's error result.
+    let c1 = done
+        .checkpoint
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .find(|r| r.tool_use_id == "c1")
+        .unwrap();
+    assert!(
+        c1.is_error && c1.content.starts_with("the subagent payments failed: "),
+        "{c1:?}"
+    );
+    // The child's run is kept beside it, through a JSON round trip.
+    let cp = Checkpoint::from_json(&done.checkpoint.to_json()).unwrap();
+    assert_eq!(cp.failed_subagents.len(), 1);
+    let failed = &cp.failed_subagents[0];
+    assert_eq!((failed.id.as_str(), failed.tool_name.as_str()), ("c1", "payments"));
+    assert_eq!(failed.error["name"], "ModelError");
+    assert!(
+        failed.error["message"].as_str().unwrap().contains("overloaded"),
+        "{}",
+        failed.error
+    );
+    let child_run = failed.checkpoint().unwrap();
+    assert_eq!(child_run.messages.len(), 3, "the task, the child's call, its result");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // Once the provider is back: the child's agent resumes its run; `pay` is not run again.
+    let back = Agent::builder(TestModel::new([ModelResponse::text("Paid.")]))
+        .instructions("You pay.")
+        .tool(counted("pay", &runs))
+        .build()
+        .unwrap();
+    let resumed = block_on(back.resume(child_run, Resume::Answer(String::new())))
+        .unwrap()
+        .assert_complete()
+        .unwrap();
+    assert_eq!(resumed.text, "Paid.");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "pay ran once in all");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_grandchilds_failed_run_moves_out_with_the_child_that_completes_and_is_kept_by_its_path() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    // The middle agent calls the failing payer as m1, reads the failure and answers.
+    let middle = Agent::builder(TestModel::by_turn([
+        turn(vec![call("m1", "payments", json!({"task": "pay"}))]),
+        ModelResponse::text("Payments are down."),
+    ]))
+    .tool(agent_tool("payments", "Pays invoices.", failing_payer(&runs)))
+    .build()
+    .unwrap();
+    let top = Agent::builder(TestModel::by_turn([
+        turn(vec![call("c1", "office", json!({"task": "settle"}))]),
+        ModelResponse::text("Reported."),
+    ]))
+    .tool(agent_tool("office", "Runs the office.", middle))
+    .build()
+    .unwrap();
+    let done = block_on(top.prompt("go")).unwrap().assert_complete().unwrap();
+    let kept: Vec<(&str, &str)> = done
+        .checkpoint
+        .failed_subagents
+        .iter()
+        .map(|f| (f.id.as_str(), f.tool_name.as_str()))
+        .collect();
+    assert_eq!(kept, vec![("c1/m1", "payments")]);
+    assert_eq!(
+        done.checkpoint.failed_subagents[0].checkpoint().unwrap().messages.len(),
+        3
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_failed_childs_run_kept_in_a_session_reads_back_from_the_step_log() {
+    let saver = resumable_agent::MemorySaver::new();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let done = block_on(
+        caller(failing_payer(&runs))
+            .session(&saver, "f")
+            .keep_completed(true)
+            .prompt("settle up"),
+    )
+    .unwrap()
+    .assert_complete()
+    .unwrap();
+    assert_eq!(done.checkpoint.failed_subagents.len(), 1);
+    // Another agent loads the session: the kept run comes back from the records, as it was.
+    let back = block_on(caller(failing_payer(&runs)).session(&saver, "f").checkpoint(None))
+        .unwrap()
+        .unwrap();
+    assert_eq!(back.failed_subagents, done.checkpoint.failed_subagents);
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_kept_run_that_is_malformed_or_edited_under_a_signature_is_refused_by_its_path() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let done = block_on(caller(failing_payer(&runs)).prompt("settle up")).unwrap();
+    let good: Value = serde_json::from_str(&done.checkpoint().to_json()).unwrap();
+    for (edit, path) in [
+        (
+            json!({"id": "", "toolName": "payments", "error": {"message": "x"}, "checkpoint": {}}),
+            "failedSubagents[0].id",
+        ),
+        (
+            json!({"id": "c1//m1", "toolName": "payments", "error": {"message": "x"}, "checkpoint": {}}),
+            "failedSubagents[0].id",
+        ),
+        (
+            json!({"id": "c1", "toolName": "not a name", "error": {"message": "x"}, "checkpoint": {}}),
+            "failedSubagents[0].toolName",
+        ),
+        (
+            json!({"id": "c1", "toolName": "payments", "error": "x", "checkpoint": {}}),
+            "failedSubagents[0].error",
+        ),
+        (
+            json!({"id": "c1", "toolName": "payments", "error": {"message": "x"}, "checkpoint": "{}"}),
+            "failedSubagents[0].checkpoint",
+        ),
+    ] {
+        let mut bad = good.clone();
+        bad["failedSubagents"][0] = edit;
+        let e = Checkpoint::from_value(bad).unwrap_err();
+        assert!(e.to_string().contains(path), "{path}: {e}");
+    }
+}
+
+/// Signing needs the host's crypto, which `block_on` cannot wait for in wasm32 (the npm package's test signs there).
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn a_kept_run_edited_under_the_parents_signature_is_refused() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let keys = || resumable_agent::CheckpointKeys::new("k").key("k", "a secret only the lead agent signs with");
+    let signed = |child| {
+        let model = TestModel::by_turn([
+            turn(vec![call("c1", "payments", json!({"task": "pay the invoice"}))]),
+            ModelResponse::text("The payment could not finish."),
+        ]);
+        Agent::builder(model)
+            .tool(agent_tool("payments", "Pays invoices.", child))
+            .checkpoint_keys(keys())
+            .build()
+            .unwrap()
+    };
+    let done = block_on(signed(failing_payer(&runs)).prompt("settle up")).unwrap();
+    let mut forged: Value = serde_json::from_str(&done.checkpoint().to_json()).unwrap();
+    forged["failedSubagents"][0]["checkpoint"]["messages"][1]["content"][0]["input"]["amount"] = json!(20_000);
+    let e = block_on(signed(failing_payer(&runs)).resume(
+        Checkpoint::from_value(forged).unwrap(),
+        Resume::Answer("And now?".into()),
+    ))
+    .unwrap_err();
+    assert!(matches!(e, AgentError::Checkpoint(_)), "{e:?}");
+    assert!(e.to_string().contains("signature"), "{e}");
+}

@@ -364,3 +364,62 @@ proptest! {
         prop_assert_eq!(done.usage(), usage);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// A subagent whose model fails at a random call (issue 34): the parent completes with the failure as the call's
+    /// error result and keeps the subagent's run; the subagent's agent, resuming that run from the parent's JSON,
+    /// ends as the uninterrupted run does — same answer, same requests from the failed call on, every tool run once.
+    #[test]
+    fn a_failed_subagents_kept_run_resumed_by_its_agent_equals_the_uninterrupted_run(
+        script in script_strategy(),
+        fail_at in any::<prop::sample::Index>(),
+    ) {
+        let all = responses(&script);
+        let inline_counters = Counters::default();
+        let inline_model = TestModel::new(all.clone());
+        let expected = block_on(agent_answering_inline(inline_model.clone(), &inline_counters).max_iterations(50).build().unwrap().prompt("start"))
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+        let k = fail_at.index(all.len());
+        let failing = TestModel::with_results(all[..k].iter().cloned().map(Ok).chain([Err(resumable_agent::ModelError::Http {
+            provider: "anthropic".into(),
+            status: Some(529),
+            message: "overloaded".into(),
+            retryable: true,
+        })]));
+        let counters = Counters::default();
+        let parent = resumable_agent::Agent::builder(TestModel::by_turn([
+            turn(vec![call("p1", "child", json!({"task": "start"}))]),
+            ModelResponse::text("parent done"),
+        ]))
+        .tool(resumable_agent::agent_tool(
+            "child",
+            "Runs the child.",
+            agent_answering_inline(failing.clone(), &counters).max_iterations(50).build().unwrap(),
+        ))
+        .build()
+        .unwrap();
+        let done = block_on(parent.prompt("go")).unwrap().assert_complete().unwrap();
+        prop_assert_eq!(&done.text, "parent done");
+        let kept = through_json(&done.checkpoint).failed_subagents;
+        prop_assert_eq!(kept.len(), 1);
+        prop_assert_eq!(&kept[0].id, "p1");
+        let run = kept[0].checkpoint().unwrap();
+
+        let resumed_model = TestModel::new(all[k..].to_vec());
+        let resumed = block_on(agent_answering_inline(resumed_model.clone(), &counters).max_iterations(50).build().unwrap()
+            .resume(run, resumable_agent::Resume::Answer(String::new())))
+            .unwrap()
+            .assert_complete()
+            .unwrap();
+        prop_assert_eq!(&resumed.text, &expected.text);
+        prop_assert_eq!(transcript(resumed.messages()), transcript(expected.messages()));
+        prop_assert_eq!(counters.ran.lock().unwrap().clone(), inline_counters.ran.lock().unwrap().clone());
+        let inline_requests = inline_model.requests.lock().unwrap().clone();
+        prop_assert_eq!(failing.requests.lock().unwrap().clone(), inline_requests[..=k].to_vec());
+        prop_assert_eq!(resumed_model.requests.lock().unwrap().clone(), inline_requests[k..].to_vec());
+    }
+}

@@ -598,9 +598,16 @@ async fn run_tool(
             policies: config.policy.iter().chain(&hooks.policies).cloned().collect(),
             budgets: run.budgets_within(),
             spent: std::sync::Mutex::new(Usage::default()),
+            failed: std::sync::Mutex::new(Vec::new()),
         });
     let called = call_tool(config, run.run_id(), &call, &slot, input.as_ref(), lent.as_ref(), hooks).await;
-    let spent = lent.map(|l| l.spent.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let (spent, failed) = match lent {
+        Some(l) => (
+            Some(l.spent.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)),
+            l.failed.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner),
+        ),
+        None => (None, Vec::new()),
+    };
     let mut outcome = match called {
         Ok(outcome) => outcome,
         // Stopped by the run's signal (its request cancelled, or a wait before a retry): the run is aborted,
@@ -635,6 +642,12 @@ async fn run_tool(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(spent) = spent {
         run.spent(spent);
+    }
+    // A subagent's failed runs, kept with the call's result (in the same checkpoint).
+    if let Some(why) = run.keep_failed(failed).filter(|_| crate::subagent::NESTS) {
+        if let ToolOutcome::Error(message) = &mut outcome {
+            message.push_str(&format!(" ({why})"));
+        }
     }
     if let Some(state) = next {
         if let Err(why) = keep_state(config, run, state, &call, hooks) {
@@ -829,6 +842,7 @@ struct Lend {
     policies: Vec<std::sync::Arc<dyn crate::approval::ApprovalPolicy>>,
     budgets: Vec<(crate::approval::Budget, Usage)>,
     spent: std::sync::Mutex<Usage>,
+    failed: std::sync::Mutex<Vec<crate::subagent::FailedSubagent>>,
 }
 
 /// [`Lend`] with the run's listener and its session's numbering, for one attempt of the call.
@@ -846,7 +860,9 @@ struct Numbered<'a> {
 impl EventSink for Numbered<'_> {
     fn event(&mut self, event: &Event<'_>) {
         let seq = self.persist.as_deref_mut().and_then(|p| p.observe(event));
-        self.events.sequenced(seq, event);
+        if self.events.listening() {
+            self.events.sequenced(seq, event);
+        }
     }
     fn wants_deltas(&self) -> bool {
         self.events.wants_deltas()
@@ -887,5 +903,12 @@ impl crate::tool::Nesting for Lent<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .add(usage);
+    }
+    fn failed(&self, failed: crate::subagent::FailedSubagent) {
+        self.lend
+            .failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(failed);
     }
 }

@@ -90,6 +90,10 @@ pub struct Checkpoint {
     /// the call, its tool's state for the retry and the answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_input: Option<crate::tool::PendingInput>,
+    /// Subagents' runs that failed ([`agent_tool`](crate::agent_tool)), each with its last checkpoint: the model read
+    /// the failure as the call's error result, and the subagent's agent can resume its run once what failed is fixed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_subagents: Vec<crate::subagent::FailedSubagent>,
     /// The agent's state (plain JSON), which tools read and replace; absent when the agent has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<Value>,
@@ -221,6 +225,8 @@ struct Raw {
     budget: Option<crate::approval::Budget>,
     #[serde(default)]
     pending_input: Option<crate::tool::PendingInput>,
+    #[serde(default)]
+    failed_subagents: Option<Vec<crate::subagent::FailedSubagent>>,
     #[serde(default, deserialize_with = "crate::message::present")]
     state: Option<Value>,
     #[serde(default, deserialize_with = "crate::message::present")]
@@ -261,6 +267,7 @@ impl Checkpoint {
             fingerprint: None,
             budget: None,
             pending_input: None,
+            failed_subagents: Vec::new(),
             state: None,
             structured: None,
             output_attempts: 0,
@@ -497,6 +504,7 @@ impl Raw {
             fingerprint: self.fingerprint,
             budget: self.budget,
             pending_input: self.pending_input,
+            failed_subagents: self.failed_subagents.unwrap_or_default(),
             state: self.state,
             structured: self.structured,
             output_attempts: self.output_attempts.unwrap_or(0),

@@ -29,6 +29,9 @@ pub(crate) fn normalize_values(cp: &mut Checkpoint) -> usize {
     if let Some(s) = cp.state.as_mut() {
         deepest = deepest.max(1 + walk(s));
     }
+    for f in &mut cp.failed_subagents {
+        deepest = deepest.max(3 + walk(&mut f.checkpoint));
+    }
     if let Some(s) = cp.structured.as_mut() {
         deepest = deepest.max(1 + walk(s));
     }

@@ -30,6 +30,7 @@ impl Checkpoint {
                 format!("expected a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>), got {shown:?}"),
             ));
         }
+        self.validate_failed_subagents()?;
         let mut remembered = HashSet::new();
         for (k, name) in self.remembered.iter().enumerate() {
             if crate::spec::check_tool_name(name).is_err() || !remembered.insert(name.as_str()) {
@@ -100,6 +101,31 @@ impl Checkpoint {
             check_pairing(&calls, next.tool_results(), i, &answer_path)?;
         }
         self.validate_open_turn()
+    }
+
+    /// Each failed subagent's entry names its call and tool, says how it failed and keeps a run (an object: its
+    /// agent reads it in full when it resumes it).
+    fn validate_failed_subagents(&self) -> Result<(), CheckpointError> {
+        for (k, f) in self.failed_subagents.iter().enumerate() {
+            let problem = if f.id.is_empty() || f.id.split('/').any(str::is_empty) {
+                Some((
+                    "id",
+                    "expected the id of the call that ran it (`<call>` or `<call>/<call>`)",
+                ))
+            } else if crate::spec::check_tool_name(&f.tool_name).is_err() {
+                Some(("toolName", "expected the agent tool's name"))
+            } else if !f.error.get("message").is_some_and(serde_json::Value::is_string) {
+                Some(("error", "expected { name, message, code? }"))
+            } else if !f.checkpoint.is_object() {
+                Some(("checkpoint", "expected the subagent's checkpoint (an object)"))
+            } else {
+                None
+            };
+            if let Some((field, what)) = problem {
+                return Err(CheckpointError::at(format!("failedSubagents[{k}].{field}"), what));
+            }
+        }
+        Ok(())
     }
 
     fn validate_open_turn(&self) -> Result<(), CheckpointError> {

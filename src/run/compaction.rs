@@ -105,9 +105,12 @@ impl Run<'_> {
         let results: usize = self.state.tool_results.iter().map(crate::json::len).sum();
         let state = self.state.state.as_ref().map_or(0, crate::json::len);
         let interrupts: usize = self.state.interrupts.iter().map(crate::json::len).sum();
+        // Rare (a subagent that failed), so measured each time.
+        let failed: usize = self.state.failed_subagents.iter().map(crate::json::len).sum();
         results
             .saturating_add(state)
             .saturating_add(interrupts)
+            .saturating_add(failed)
             .saturating_add(CHECKPOINT_FRAME_BYTES)
     }
 

@@ -876,6 +876,29 @@ impl<'c> Run<'c> {
         });
     }
 
+    /// Keeps subagents' failed runs (those of the call that just ran, and those its subagent kept), or says why
+    /// one could not be kept (the checkpoint would pass its limits).
+    pub(crate) fn keep_failed(&mut self, failed: Vec<crate::subagent::FailedSubagent>) -> Option<String> {
+        if !crate::subagent::NESTS {
+            return None;
+        }
+        let mut refused = None;
+        for f in failed {
+            let depth = 3 + crate::limits::value_depth(&f.checkpoint);
+            let max = self.config.limits.max_depth;
+            let why = if depth > max {
+                Some(format!("it nests {depth} deep; at most {max} (limits.maxDepth)"))
+            } else {
+                self.too_large(crate::json::len(&f), 0)
+            };
+            match why {
+                None => self.state.failed_subagents.push(f),
+                Some(why) => refused = Some(format!("the run of {} ({}) was not kept: {why}", f.tool_name, f.id)),
+            }
+        }
+        refused
+    }
+
     /// `outcome`, or the error result the model reads instead when the checkpoint could not hold it.
     fn admit(&mut self, outcome: ToolOutcome) -> ToolOutcome {
         // A result the checkpoint could not hold is refused where it enters: the model reads why, and what

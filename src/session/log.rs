@@ -324,6 +324,8 @@ struct Rest<'a> {
     budget: &'a Option<crate::approval::Budget>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pending_input: &'a Option<crate::tool::PendingInput>,
+    #[serde(skip_serializing_if = "<[crate::subagent::FailedSubagent]>::is_empty")]
+    failed_subagents: &'a [crate::subagent::FailedSubagent],
     #[serde(skip_serializing_if = "is_zero")]
     output_attempts: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -353,6 +355,7 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         fingerprint: &cp.fingerprint,
         budget: &cp.budget,
         pending_input: &cp.pending_input,
+        failed_subagents: &cp.failed_subagents,
         output_attempts: cp.output_attempts,
         created_at: cp.created_at,
         updated_at: cp.updated_at,
@@ -558,6 +561,7 @@ fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), C
         "fingerprint" => state.fingerprint = field(at, k, v)?,
         "budget" => state.budget = field(at, k, v)?,
         "pendingInput" => state.pending_input = field(at, k, v)?,
+        "failedSubagents" => state.failed_subagents = field(at, k, v)?,
         "outputAttempts" => state.output_attempts = field(at, k, v)?,
         "createdAt" => state.created_at = field(at, k, v)?,
         "updatedAt" => state.updated_at = field(at, k, v)?,
@@ -582,6 +586,7 @@ fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), Checkpoin
         "fingerprint" => state.fingerprint = None,
         "budget" => state.budget = None,
         "pendingInput" => state.pending_input = None,
+        "failedSubagents" => state.failed_subagents.clear(),
         "outputAttempts" => state.output_attempts = 0,
         "createdAt" => state.created_at = None,
         "updatedAt" => state.updated_at = None,

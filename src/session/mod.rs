@@ -579,17 +579,6 @@ fn is_kept_step(text: &str) -> bool {
     text.starts_with("{\"log\":")
 }
 
-/// The plain JSON of an error a failed call ended with, as its `error` event carries it.
-pub(crate) fn plain_error(e: &AgentError) -> Value {
-    let mut m = serde_json::Map::new();
-    m.insert("name".into(), e.kind_name().into());
-    m.insert("message".into(), e.to_string().into());
-    if let Some(code) = e.code() {
-        m.insert("code".into(), code.into());
-    }
-    Value::Object(m)
-}
-
 /// Load → decide → run, writing a record per step → end the session when it completes and is not kept,
 /// or write the head.
 #[allow(clippy::too_many_arguments)] // the session's parts, passed once from two callers
@@ -758,7 +747,7 @@ async fn save_where_stopped(
                 let mut cp = cp.clone();
                 let saved = fold(unsaved, all(&cp));
                 let extra = Extra {
-                    err: Some(plain_error(e)),
+                    err: Some(e.to_plain_json()),
                     ..Extra::default()
                 };
                 if writer.write(&mut cp, Some(saved), false, extra).await.is_ok() {
@@ -783,7 +772,7 @@ fn announce_end(outcome: &Result<Outcome, AgentError>, seq: u64, events: &mut dy
             events.sequenced(Some(seq), &Event::Done { result });
         }
         Err(e) => {
-            let error = plain_error(e);
+            let error = e.to_plain_json();
             events.sequenced(Some(seq), &Event::Error { error: &error });
         }
     }

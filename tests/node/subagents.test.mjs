@@ -293,3 +293,42 @@ test("a signed child's run tampered inside an unsigned parent is a CheckpointErr
   assert.equal(done.text, 'All settled.');
   assert.deepEqual(runs, ['look', 'pay', 'look']);
 });
+
+test("a child that fails is an error result the parent's model reads, and its run is kept in the parent's checkpoint for its agent to resume without paying twice", async () => {
+  reset();
+  let calls = 0;
+  // The child pays (no approval), then its model is down.
+  const down = async () => {
+    calls += 1;
+    if (calls === 1) return turn(toolUse('k1', 'pay', { amount: 20 }));
+    const e = new Error('overloaded'); e.name = 'OverloadedError'; throw e;
+  };
+  const child = (model) => agent({ instructions: 'You pay invoices.', model, tools: [counted('pay')] });
+  const boss = (kid) => agent({
+    model: scriptedModel([turn(toolUse('c1', 'payments', { task: 'pay the invoice' })), 'The payment could not finish.']),
+    tools: [agentTool({ name: 'payments', description: 'Pays invoices.', agent: kid })],
+  });
+  const done = await boss(child(down)).prompt('settle up');
+  assert.equal(done.text, 'The payment could not finish.');
+  const c1 = resultOf(done.messages, 'c1');
+  assert.equal(c1.isError, true);
+  assert.match(c1.content, /^the subagent payments failed: .*overloaded/);
+  valid(done.checkpoint);
+  const [failed, ...more] = roundTrip(done.checkpoint).failedSubagents;
+  assert.equal(more.length, 0);
+  assert.equal(failed.id, 'c1');
+  assert.equal(failed.toolName, 'payments');
+  assert.equal(failed.error.name, 'ModelError');
+  assert.match(failed.error.message, /overloaded/);
+  assert.deepEqual(runs, ['pay']);
+  // Once the model is back: the child's agent resumes the kept run; pay does not run again.
+  const resumed = await child(scriptedModel([turn(toolUse('k1', 'pay', { amount: 20 })), 'Paid.'])).resume(failed.checkpoint, '');
+  assert.equal(resumed.text, 'Paid.');
+  assert.deepEqual(runs, ['pay'], 'pay ran once in all');
+  // An edited kept run is refused by its path.
+  const bad = roundTrip(done.checkpoint);
+  bad.failedSubagents[0].checkpoint = 'not a checkpoint';
+  const e = await boss(child(down)).resume(bad, 'And now?').then(() => null, (err) => err);
+  assert.ok(e instanceof CheckpointError, String(e));
+  assert.match(e.message, /failedSubagents\[0\]\.checkpoint/);
+});
