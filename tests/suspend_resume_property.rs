@@ -423,3 +423,143 @@ proptest! {
         prop_assert_eq!(resumed_model.requests.lock().unwrap().clone(), inline_requests[k..].to_vec());
     }
 }
+
+// ---- random decisions through a parent ------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+enum Gated {
+    Lookup(u8),
+    Ask,
+    Send(u8),
+}
+
+/// Turns of 1..4 calls among `lookup`, `ask_user` and `send` (which needs approval); the last turn is the final text.
+fn gated_script_strategy() -> impl Strategy<Value = Vec<ModelResponse>> {
+    let one = prop_oneof![
+        2 => any::<u8>().prop_map(Gated::Lookup),
+        2 => Just(Gated::Ask),
+        3 => any::<u8>().prop_map(Gated::Send),
+    ];
+    prop::collection::vec(prop::collection::vec(one, 1..4), 0..5).prop_map(|turns| {
+        let mut out: Vec<ModelResponse> = turns
+            .iter()
+            .enumerate()
+            .map(|(t, calls)| {
+                let blocks = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| {
+                        let id = format!("t{t}c{k}");
+                        let (name, input) = match c {
+                            Gated::Lookup(n) => ("lookup", json!({"key": n.to_string()})),
+                            Gated::Ask => ("ask_user", json!({"question": format!("q {id}")})),
+                            Gated::Send(n) => ("send", json!({"to": format!("r{n}"), "n": n})),
+                        };
+                        call(&id, name, input)
+                    })
+                    .collect();
+                turn(blocks)
+            })
+            .collect();
+        out.push(ModelResponse::text("final"));
+        out
+    })
+}
+
+/// Decides every pending interrupt, in order, from `choices` (cycled; `*next` counts the decisions made): an
+/// approval is approved or denied, a question answered; each under the id the run shows (`prefix` + the child's).
+fn decide(
+    interrupts: &[resumable_agent::Interrupt],
+    prefix: &str,
+    choices: &[bool],
+    next: &mut usize,
+) -> (resumable_agent::Resume, Vec<String>) {
+    let mut ids = Vec::new();
+    let decisions = interrupts
+        .iter()
+        .map(|i| {
+            let approve = choices[*next % choices.len()];
+            *next += 1;
+            let own = i.id.strip_prefix(prefix).unwrap_or("not under the prefix").to_owned();
+            ids.push(own);
+            let d = match i.kind {
+                resumable_agent::InterruptKind::Question => resumable_agent::Decision::Answer {
+                    text: answer_for(i.question.as_deref().unwrap_or_default()),
+                },
+                _ if approve => resumable_agent::Decision::approve(),
+                _ => resumable_agent::Decision::deny("not now"),
+            };
+            (i.id.clone(), d)
+        })
+        .collect::<Vec<_>>();
+    (resumable_agent::Resume::decisions_by_id(decisions), ids)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// Random approvals, denials and answers (issue 34): a child agent paused on them, decided through its parent by
+    /// the parent's ids (`p1/<child id>`) and resumed from JSON by a brand-new parent each time, makes the same model
+    /// requests, runs the same tools once each with the same inputs, pauses on the same interrupts and gives the same
+    /// answer as the same agent run and decided on its own.
+    #[test]
+    fn a_subagent_decided_at_random_through_its_parent_equals_the_same_agent_decided_alone(
+        script in gated_script_strategy(),
+        choices in prop::collection::vec(any::<bool>(), 1..8),
+    ) {
+        // Alone.
+        let alone_model = TestModel::new(script.clone());
+        let alone_counters = Counters::default();
+        let alone = || agent_with_gates(alone_model.clone(), &alone_counters).max_iterations(50).build().unwrap();
+        let mut next = 0;
+        let mut alone_asked = Vec::new();
+        let mut result = block_on(alone().prompt("start")).unwrap();
+        let expected = loop {
+            prop_assert!(alone_asked.len() <= 64);
+            match result {
+                Outcome::Complete(done) => break done,
+                Outcome::Interrupted(p) => {
+                    let (resume, ids) = decide(&p.checkpoint.interrupts, "", &choices, &mut next);
+                    alone_asked.push(ids);
+                    result = block_on(alone().resume(through_json(&p.checkpoint), resume)).unwrap();
+                }
+            }
+        };
+
+        // Through a parent: a fresh parent (and child) for every resume.
+        let child_model = TestModel::new(script.clone());
+        let counters = Counters::default();
+        let parent_model = TestModel::by_turn([
+            turn(vec![call("p1", "child", json!({"task": "start"}))]),
+            ModelResponse::text("parent done"),
+        ]);
+        let parent = || {
+            let child = agent_with_gates(child_model.clone(), &counters).max_iterations(50).build().unwrap();
+            resumable_agent::Agent::builder(parent_model.clone())
+                .tool(resumable_agent::agent_tool("child", "Runs the child.", child))
+                .build()
+                .unwrap()
+        };
+        let mut next = 0;
+        let mut asked = Vec::new();
+        let mut result = block_on(parent().prompt("go")).unwrap();
+        let done = loop {
+            prop_assert!(asked.len() <= 64);
+            match result {
+                Outcome::Complete(done) => break done,
+                Outcome::Interrupted(p) => {
+                    prop_assert!(p.checkpoint.interrupts.iter().all(|i| i.path == vec!["p1".to_owned()]));
+                    let (resume, ids) = decide(&p.checkpoint.interrupts, "p1/", &choices, &mut next);
+                    asked.push(ids);
+                    result = block_on(parent().resume(through_json(&p.checkpoint), resume)).unwrap();
+                }
+            }
+        };
+        prop_assert_eq!(&asked, &alone_asked);
+        let child_result = done.messages().iter().flat_map(|m| m.tool_results()).find(|r| r.tool_use_id == "p1").unwrap().clone();
+        prop_assert_eq!(&child_result.content, &expected.text);
+        prop_assert_eq!(child_model.requests.lock().unwrap().clone(), alone_model.requests.lock().unwrap().clone());
+        prop_assert_eq!(counters.ran.lock().unwrap().clone(), alone_counters.ran.lock().unwrap().clone());
+        prop_assert_eq!(counters.gated.lock().unwrap().clone(), alone_counters.gated.lock().unwrap().clone());
+    }
+}
