@@ -30,7 +30,7 @@ pub(crate) const NESTS: bool = cfg!(any(not(feature = "js"), feature = "js-subag
 /// the subagent's agent resumes [`FailedSubagent::checkpoint`] (with an empty answer: it goes on from where it stopped,
 /// and what it had done is not done again).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "Value")]
 #[non_exhaustive]
 pub struct FailedSubagent {
     /// The call that ran it (`<call id>`); a subagent's subagent: `<call id>/<its call id>`, as interrupt ids go.
@@ -41,6 +41,29 @@ pub struct FailedSubagent {
     pub error: Value,
     /// Its run as it stood when it failed (the error's checkpoint).
     pub checkpoint: Value,
+}
+
+/// Read from the JSON value every checkpoint reader already has (a derived reader of its own cost every variant of the
+/// npm package 3 KB of `.wasm`); what the fields hold is checked with the checkpoint
+/// (`failedSubagents[i].<field>`).
+impl TryFrom<Value> for FailedSubagent {
+    type Error = &'static str;
+
+    fn try_from(value: Value) -> Result<Self, &'static str> {
+        let Value::Object(mut o) = value else {
+            return Err("a failed subagent: expected { id, toolName, error, checkpoint }");
+        };
+        let mut take = |k: &str| o.remove(k).unwrap_or(Value::Null);
+        match (take("id"), take("toolName"), take("error"), take("checkpoint")) {
+            (Value::String(id), Value::String(tool_name), error, checkpoint) => Ok(FailedSubagent {
+                id,
+                tool_name,
+                error,
+                checkpoint,
+            }),
+            _ => Err("a failed subagent: expected the strings id and toolName"),
+        }
+    }
 }
 
 impl FailedSubagent {
