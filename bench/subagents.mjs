@@ -2,19 +2,22 @@
 // run whose n model calls (n−1 `lookup` calls, then a `send` that waits for approval) are made by one agent (flat) or by
 // a child the parent calls through agentTool (nested: two more model calls, the parent's). Per n: the paused
 // checkpoint's bytes (JSON text), ms per step of the run to its pause and of its resume to the end (approved), warm
-// (median of 7 after 2 warm-up rounds) and cold (the first run of a fresh process, the wasm loaded). Prints a markdown
-// table; writes bench/subagents.json.
+// (median of 7 after 2 warm-up rounds) and cold (the first run of a fresh process, the wasm loaded). Then: a child whose
+// model fails at its last call (the bytes its run adds to the parent's checkpoint, and resuming that run), and the flat
+// and nested runs in a session (the bytes the step log writes). Prints markdown tables; writes bench/subagents.json.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const SIZES = [20, 400];
 const MODES = ['flat', 'nested'];
+// A child that fails at its last model call (its run kept in the parent's checkpoint), and both runs in a session.
+const MORE = ['failed', 'flat-session', 'nested-session'];
 const REPS = 7;
 const WARMUP = 2;
 
 async function child(mode, n) {
-  const { agent, agentTool, defineTool, loadWasm } = await import('resumable-agent');
+  const { agent, agentTool, defineTool, loadWasm, textStoreSaver } = await import('resumable-agent');
   await loadWasm();
   const lookup = defineTool({ name: 'lookup', schema: (s) => ({ key: s.string() }), handle: ({ key }) => ({ key, value: 'x'.repeat(200) }) });
   const send = defineTool({ name: 'send', needsApproval: true, handle: () => 'sent' });
@@ -29,12 +32,54 @@ async function child(mode, n) {
   const lead = async ({ messages }) => (messages.length === 1
     ? { content: [{ type: 'tool_use', id: 'w1', name: 'worker', input: { task: 'go' } }] }
     : { content: [{ type: 'text', text: 'done' }] });
-  const make = () => {
-    const w = agent({ model: worker, tools: [lookup, send], maxIterations: n + 2 });
-    return mode === 'flat' ? w : agent({ model: lead, tools: [agentTool({ name: 'worker', agent: w })] });
+  // The worker's model down at its last call (after its n−1 lookups).
+  const down = async (request) => {
+    if (request.messages.filter((m) => m.role === 'assistant').length === n - 1) throw new Error('overloaded');
+    return worker(request);
   };
-  const id = mode === 'flat' ? 'send1' : 'w1/send1';
-  const run = async () => {
+  const flat = mode.startsWith('flat');
+  const make = () => {
+    const w = agent({ model: mode === 'failed' ? down : worker, tools: [lookup, send], maxIterations: n + 2 });
+    return flat ? w : agent({ model: lead, tools: [agentTool({ name: 'worker', agent: w })] });
+  };
+  const id = flat ? 'send1' : 'w1/send1';
+  // What a session writes to a text store (values and summaries), to the pause.
+  const store = () => {
+    const map = new Map();
+    const counts = { bytes: 0 };
+    const saver = textStoreSaver({
+      compareAndSet: true,
+      async getText(key) { return map.get(key)?.value ?? null; },
+      async putText(key, value, summary, condition) {
+        if (condition?.ifAbsent && map.has(key)) throw Object.assign(new Error('taken'), { code: 'CONFLICT' });
+        counts.bytes += Buffer.byteLength(value) + Buffer.byteLength(summary);
+        map.set(key, { value, summary });
+      },
+      async delete(key) { map.delete(key); },
+      async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)).sort().map(([key, { summary }]) => ({ key, summary })); },
+    });
+    return { saver, counts };
+  };
+  const run = mode === 'failed' ? async () => {
+    const t0 = performance.now();
+    const done = await make().prompt('go');
+    const t1 = performance.now();
+    const text = JSON.stringify(done.checkpoint);
+    const kept = JSON.parse(text).failedSubagents?.[0]?.checkpoint;
+    if (done.text !== 'done' || !kept) throw new Error(`failed ${n}: no kept run`);
+    const t2 = performance.now();
+    const resumed = await agent({ model: worker, tools: [lookup, send], maxIterations: n + 2 }).resume(kept, '');
+    const t3 = performance.now();
+    if (resumed.interrupts?.[0]?.id !== 'send1') throw new Error(`failed ${n}: the resumed run did not go on`);
+    return { pauseMs: t1 - t0, resumeMs: t3 - t2, bytes: text.length, keptBytes: JSON.stringify(kept).length };
+  } : mode.endsWith('session') ? async () => {
+    const { saver, counts } = store();
+    const t0 = performance.now();
+    const paused = await make().session(saver, 's').prompt('go');
+    const t1 = performance.now();
+    if (paused.interrupts?.[0]?.id !== id) throw new Error(`${mode} ${n}: not paused on ${id}`);
+    return { pauseMs: t1 - t0, resumeMs: 0, bytes: counts.bytes };
+  } : async () => {
     const t0 = performance.now();
     const paused = await make().prompt('go');
     const t1 = performance.now();
@@ -53,6 +98,7 @@ async function child(mode, n) {
   const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[REPS >> 1];
   process.stdout.write(JSON.stringify({
     bytes: cold.bytes,
+    keptBytes: cold.keptBytes,
     pause: { warmMsPerStep: median('pauseMs') / n, coldMsPerStep: cold.pauseMs / n },
     resume: { warmMs: median('resumeMs'), coldMs: cold.resumeMs },
   }));
@@ -62,7 +108,7 @@ if (process.argv[2] === '--child') {
   await child(process.argv[3], Number(process.argv[4]));
 } else {
   const results = {};
-  for (const mode of MODES) {
+  for (const mode of [...MODES, ...MORE]) {
     results[mode] = {};
     for (const n of SIZES) {
       const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', mode, String(n)], { encoding: 'utf8', timeout: 600_000 });
@@ -79,7 +125,22 @@ if (process.argv[2] === '--child') {
 
 | n | run | paused checkpoint bytes | ms per step to the pause | ms to resume it, approved, to the end |
 |---:|---|---:|---:|---:|
-${rows.join('\n')}`;
+${rows.join('\n')}
+
+A child that fails (its model down at its last call, after its n−1 lookups): the parent's final checkpoint keeps its run
+(\`failedSubagents\`); ms per step of the parent's run to its end, and ms for the child's agent to resume the kept run
+(to its pause on send; warm / cold):
+
+| n | parent's checkpoint bytes | of which the kept run | ms per step, parent to its end | ms to resume the kept run |
+|---:|---:|---:|---:|---:|
+${SIZES.map((n) => { const r = results.failed[n]; return `| ${n} | ${r.bytes} | ${r.keptBytes} | ${f(r.pause.warmMsPerStep)} / ${f(r.pause.coldMsPerStep)} | ${f(r.resume.warmMs)} / ${f(r.resume.coldMs)} |`; }).join('\n')}
+
+In a session (a text store): bytes written to the pause — the step log; nested, the child's step events are logged
+with their payloads — and ms per step (warm / cold):
+
+| n | run | bytes written | per step | ms per step to the pause |
+|---:|---|---:|---:|---:|
+${SIZES.flatMap((n) => ['flat-session', 'nested-session'].map((m) => { const r = results[m][n]; return `| ${n} | ${m.replace('-session', '')} | ${r.bytes} | ${Math.round(r.bytes / n)} | ${f(r.pause.warmMsPerStep)} / ${f(r.pause.coldMsPerStep)} |`; })).join('\n')}`;
   process.stdout.write(`${table}\n`);
   writeFileSync(fileURLToPath(new URL('./subagents.json', import.meta.url)), `${JSON.stringify({ node: process.version, results }, null, 2)}\n`);
 }

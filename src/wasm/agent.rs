@@ -659,6 +659,10 @@ pub(super) fn numbered(event: &Event<'_>, seq: u64) -> JsValue {
 
 impl EventSink for JsEvents {
     fn event(&mut self, event: &Event<'_>) {
+        // Nobody listens (a session's subagent still reports its steps, for the log): nothing to write.
+        if self.callback.is_none() {
+            return;
+        }
         // Its JSON text (a subagent's event with its path added to the text), parsed by JS once.
         self.send(js_sys::JSON::parse(&event.to_json()).unwrap_or(JsValue::UNDEFINED));
     }
