@@ -3,7 +3,7 @@
 // expected-error lines fail the check if the types degrade.
 import {
   agent, agentTool, defineTool, scriptedModel, isInterrupted,
-  type AgentEvent, type Decision, type Interrupt,
+  type AgentEvent, type Checkpoint, type Decision, type FailedSubagent, type Interrupt,
 } from 'resumable-agent';
 
 const pay = defineTool({
@@ -41,4 +41,17 @@ export async function settle(approver: string): Promise<string> {
   }
   const done = await lead.resume(r.checkpoint, { decisions });
   return isInterrupted(done) ? 'still waiting' : done.text;
+}
+
+/** After a provider outage: resume each subagent run the lead kept when it failed (its tools do not run again). */
+export async function retryFailed(checkpoint: Checkpoint): Promise<string[]> {
+  const kept: FailedSubagent[] = checkpoint.failedSubagents ?? [];
+  const answers: string[] = [];
+  for (const f of kept) {
+    console.log(`${f.toolName} (${f.id}) failed: ${f.error.message}`);
+    if (f.toolName !== 'payments') continue;
+    const r = await payments.resume(f.checkpoint, '');
+    answers.push(isInterrupted(r) ? `${f.id}: waits for ${r.interrupts.length}` : r.text);
+  }
+  return answers;
 }

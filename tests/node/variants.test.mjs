@@ -41,7 +41,9 @@ test('every variant makes the same checkpoints, byte for byte, and the same sess
   for (const v of VARIANTS.slice(1)) {
     assert.equal(runs[v].paused, runs.core.paused, `${v}: the paused checkpoint differs from the core's`);
     assert.equal(runs[v].done, runs.core.done, `${v}: the finished checkpoint differs from the core's`);
+    assert.equal(runs[v].carried, runs.core.carried, `${v}: the checkpoint keeping a failed subagent's run differs from the core's`);
   }
+  assert.equal(JSON.parse(runs.core.carried).failedSubagents[0].checkpoint.messages[0].content, 'Mail it.', 'the core carries a failed subagent\'s run');
   const withSessions = VARIANTS.filter((v) => runs[v].session);
   assert.deepEqual(withSessions, ['sessions', 'providers_sessions', 'full']);
   assert.ok(runs.sessions.session.length >= 2, 'the session wrote its records');

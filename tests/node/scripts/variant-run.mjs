@@ -27,7 +27,10 @@ const model = scriptedModel([
 const make = () => agent({ tools: [ask, lookup], model, instructions: 'Plan carefully.' });
 const paused = await make().prompt('Plan it.');
 const done = await make().resume(JSON.stringify(paused.checkpoint), 'Friday');
-const out = { variant: memoryUsage().variant, capabilities: glue.capabilities(), paused: JSON.stringify(paused.checkpoint), done: JSON.stringify(done.checkpoint), text: done.text };
+// A run that keeps a failed subagent's run (as the full package writes it): every variant carries it, byte for byte.
+const failedSubagents = [{ id: 't9', toolName: 'mailer', error: { name: 'ModelError', message: 'model call failed: down' }, checkpoint: { version: 2, messages: [{ role: 'user', content: 'Mail it.' }], iterations: 0, usage: { inputTokens: 0, outputTokens: 0 } } }];
+const carried = await make().resume(JSON.stringify({ ...paused.checkpoint, failedSubagents }), 'Friday');
+const out = { variant: memoryUsage().variant, capabilities: glue.capabilities(), paused: JSON.stringify(paused.checkpoint), done: JSON.stringify(done.checkpoint), carried: JSON.stringify(carried.checkpoint), text: done.text };
 if (caps.includes('sessions')) {
   const { memorySaver } = await import(new URL('sessions.js', pkg));
   const records = new Map();
