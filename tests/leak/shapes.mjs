@@ -230,6 +230,28 @@ export const SHAPES = {
     const r = await a.resume(p.checkpoint, { decisions: { 'm/k': { type: 'approve' } } });
     expect(p.interrupts[0].id === 'm/k' && r.text === 'ok' && events > 0, 'approved through the parent and completed');
   },
+  // A subagent whose model fails after its first call: the parent completes, keeping the child's run
+  // (failedSubagents), which a child agent built per request resumes to its end.
+  'subagent-failed': async () => {
+    let n = 0;
+    const down = async () => { n += 1; if (n === 1) return { content: [call('k', 'lookup', { key: 'x' })] }; throw new Error('overloaded'); };
+    const a = agent({ tools: [agentTool({ name: 'mailer', agent: agent({ tools: [lookup], model: down }) })], model: scriptedModel([{ content: [call('m', 'mailer', { task: 'mail ann' })] }, 'ok']) });
+    const r = await a.prompt('go');
+    const kept = r.checkpoint.failedSubagents?.[0]?.checkpoint;
+    const back = await agent({ tools: [lookup], model: scriptedModel([{ content: [call('k', 'lookup', { key: 'x' })] }, 'mailed']) }).resume(kept, '');
+    expect(r.text === 'ok' && back.text === 'mailed', 'kept and resumed');
+  },
+  // A subagent in a session: its steps numbered and logged with the parent's, replayed with their path.
+  'subagent-session': async () => {
+    const child = agent({ tools: [send], model: scriptedModel([{ content: [call('k', 'send', { to: 'ann' })] }, 'sent']) });
+    const a = agent({ tools: [agentTool({ name: 'mailer', agent: child })], model: scriptedModel([{ content: [call('m', 'mailer', { task: 'mail ann' })] }, 'ok']) });
+    const saver = memorySaver();
+    const p = await a.session(saver, 's').prompt('go');
+    const r = await a.session(saver, 's', { keepCompleted: true }).reply({ decisions: { 'm/k': { type: 'approve' } } });
+    let nested = 0;
+    for await (const e of a.session(saver, 's').replay()) if (e.path) nested += 1;
+    expect(p.interrupts[0].id === 'm/k' && r.text === 'ok' && nested > 0, 'logged and replayed');
+  },
   // A tool that times out once (a host timer per attempt, cleared) and answers on its retry; the timed-out attempt
   // settles later, ignored.
   'tool-retry-timeout': async () => {
