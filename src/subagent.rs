@@ -225,16 +225,22 @@ impl Tool for AgentTool {
         ctx: ToolContext<'a>,
     ) -> impl std::future::Future<Output = Result<Value, ToolError>> + crate::MaybeSend + 'a {
         async move {
-            let (run, before) = match ctx.input().filter(|p| p.nested) {
-                Some(p) => {
+            let nest = ctx.nest;
+            let (run, before) = match (ctx.input().filter(|p| p.nested), nest.and_then(|n| n.opened())) {
+                // Opened by the check before the resume ran anything: not read again.
+                (Some(p), Some(opened)) => {
+                    let before = opened.checkpoint().usage;
+                    let decisions = Resume::Json(Value::Object(p.responses.clone()));
+                    (Input::Decoded(opened.clone(), decisions), before)
+                }
+                (Some(p), None) => {
                     let (checkpoint, decisions) =
                         resumed(p).map_err(|e| ToolError::Final(format!("the subagent could not resume: {e}")))?;
                     let before = checkpoint.usage;
                     (Input::Resume(checkpoint, decisions), before)
                 }
-                None => (Input::prompt(self.prompt(&input)), Usage::default()),
+                (None, _) => (Input::prompt(self.prompt(&input)), Usage::default()),
             };
-            let nest = ctx.nest;
             let outer = crate::run::Outer::new(
                 nest.map(|n| n.budgets().iter().map(|(b, used)| (*b, minus(*used, before))).collect())
                     .unwrap_or_default(),
@@ -304,19 +310,20 @@ impl Tool for AgentTool {
     fn check_resume<'a>(
         &'a self,
         input: &'a PendingInput,
-    ) -> impl std::future::Future<Output = Result<(), AgentError>> + crate::MaybeSend + 'a {
+    ) -> impl std::future::Future<Output = Result<Option<crate::Decoded>, AgentError>> + crate::MaybeSend + 'a {
         async move {
             if !input.nested {
-                return Ok(());
+                return Ok(None);
             }
             let (checkpoint, decisions) = resumed(input)?;
-            // As the call will open it: its signature (a child with keys), its validity, the decisions, its own
-            // subagents'.
-            self.agent
-                .config
-                .start(Input::Resume(checkpoint, decisions))
-                .await
-                .map(|_| ())
+            // As the call will open it: its signature (a child with keys), its validity — kept for the call, which
+            // then does not read it again — and then the decisions and its own subagents', on a copy.
+            let config = &self.agent.config;
+            config.codec().verify(&checkpoint).await?;
+            checkpoint.validate()?;
+            let opened = crate::Decoded::checked(checkpoint, config);
+            config.start(Input::Decoded(opened.clone(), decisions)).await?;
+            Ok(Some(opened))
         }
     }
 

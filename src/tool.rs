@@ -247,6 +247,8 @@ pub(crate) trait Nesting: MaybeSend + MaybeSync {
     fn budgets(&self) -> &[(crate::approval::Budget, crate::message::Usage)];
     /// Counts tokens the subagent spent in the calling run's usage.
     fn spend(&self, usage: crate::message::Usage);
+    /// The subagent's run this call goes on with, as the check before the resume opened it (`None`: read it).
+    fn opened(&self) -> Option<&crate::agent::Decoded>;
     /// Keeps a subagent's failed run in the calling run's checkpoint.
     fn failed(&self, failed: crate::subagent::FailedSubagent);
 }
@@ -368,9 +370,9 @@ pub trait Tool: MaybeSend + MaybeSync {
     fn check_resume<'a>(
         &'a self,
         input: &'a PendingInput,
-    ) -> impl Future<Output = Result<(), crate::AgentError>> + MaybeSend + 'a {
+    ) -> impl Future<Output = Result<Option<crate::agent::Decoded>, crate::AgentError>> + MaybeSend + 'a {
         let _ = input;
-        std::future::ready(Ok(()))
+        std::future::ready(Ok(None))
     }
 
     /// True for a tool that runs a subagent: its calls are lent the run's events, policies and budgets.
@@ -433,7 +435,10 @@ pub(crate) trait DynTool: MaybeSend + MaybeSync {
     fn approval_rule(&self) -> Value;
     fn on_expire(&self) -> OnExpire;
     fn call_policy(&self) -> CallPolicy;
-    fn check_resume_dyn<'a>(&'a self, input: &'a PendingInput) -> BoxFuture<'a, Result<(), crate::AgentError>>;
+    fn check_resume_dyn<'a>(
+        &'a self,
+        input: &'a PendingInput,
+    ) -> BoxFuture<'a, Result<Option<crate::agent::Decoded>, crate::AgentError>>;
     fn runs_agent(&self) -> bool;
 }
 
@@ -476,7 +481,10 @@ impl<T: Tool> DynTool for T {
     fn call_policy(&self) -> CallPolicy {
         Tool::call_policy(self)
     }
-    fn check_resume_dyn<'a>(&'a self, input: &'a PendingInput) -> BoxFuture<'a, Result<(), crate::AgentError>> {
+    fn check_resume_dyn<'a>(
+        &'a self,
+        input: &'a PendingInput,
+    ) -> BoxFuture<'a, Result<Option<crate::agent::Decoded>, crate::AgentError>> {
         Box::pin(Tool::check_resume(self, input))
     }
     fn runs_agent(&self) -> bool {

@@ -233,8 +233,8 @@ impl AgentConfig {
             }
             other => other,
         };
-        let run = self.begin(input)?;
-        self.check_nested(&run).await?;
+        let mut run = self.begin(input)?;
+        self.check_nested(&mut run).await?;
         Ok(run)
     }
 
@@ -333,26 +333,32 @@ impl AgentConfig {
 
     /// A resume that decided a subagent's interrupts: the subagent checks the decisions (and so on down), before
     /// anything runs. What it refuses is named by the interrupt's id in this run.
-    pub(crate) async fn check_nested(&self, run: &Run<'_>) -> Result<(), AgentError> {
+    pub(crate) async fn check_nested(&self, run: &mut Run<'_>) -> Result<(), AgentError> {
         if !crate::subagent::NESTS {
             return Ok(());
         }
-        let cp = run.checkpoint();
+        let opened = self.open_nested(run.checkpoint()).await?;
+        run.set_opened(opened);
+        Ok(())
+    }
+
+    /// [`AgentConfig::check_nested`]'s check: the subagent's run, opened by its tool, when the resume goes on with one.
+    async fn open_nested(&self, cp: &crate::Checkpoint) -> Result<Option<crate::agent::Decoded>, AgentError> {
         let Some(p) = cp
             .pending_input
             .as_ref()
             .filter(|p| p.nested && cp.interrupts.is_empty() && !p.responses.is_empty())
         else {
-            return Ok(());
+            return Ok(None);
         };
         let Some(call) = cp
             .open_calls()
             .and_then(|calls| calls.into_iter().find(|c| c.id == p.call))
         else {
-            return Ok(());
+            return Ok(None);
         };
         let Some(tool) = self.tool(&call.name) else {
-            return Ok(());
+            return Ok(None);
         };
         // A subagent's run kept for a call whose tool runs none (a checkpoint moved to another agent, or forged): the
         // decisions would reach a tool that never asked for them, and it would run unasked.

@@ -585,6 +585,8 @@ async fn run_tool(
     if let Some(trace) = hooks.trace() {
         trace.tool_start(&call);
     }
+    // The subagent's run the check before this resume opened, when the call goes on with it.
+    let opened = run.take_opened(&call.id);
     let slot = StateSlot {
         current: run.state(),
         next: std::sync::Mutex::new(None),
@@ -599,6 +601,7 @@ async fn run_tool(
             budgets: run.budgets_within(),
             spent: std::sync::Mutex::new(Usage::default()),
             failed: std::sync::Mutex::new(Vec::new()),
+            opened,
         });
     let called = call_tool(config, run.run_id(), &call, &slot, input.as_ref(), lent.as_ref(), hooks).await;
     let (spent, failed) = match lent {
@@ -843,6 +846,7 @@ struct Lend {
     budgets: Vec<(crate::approval::Budget, Usage)>,
     spent: std::sync::Mutex<Usage>,
     failed: std::sync::Mutex<Vec<crate::subagent::FailedSubagent>>,
+    opened: Option<crate::agent::Decoded>,
 }
 
 /// [`Lend`] with the run's listener and its session's numbering, for one attempt of the call.
@@ -903,6 +907,9 @@ impl crate::tool::Nesting for Lent<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .add(usage);
+    }
+    fn opened(&self) -> Option<&crate::agent::Decoded> {
+        self.lend.opened.as_ref()
     }
     fn failed(&self, failed: crate::subagent::FailedSubagent) {
         self.lend

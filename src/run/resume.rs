@@ -79,6 +79,7 @@ impl<'c> Run<'c> {
             asked_again: Vec::new(),
             budget_denied: false,
             outer: None,
+            opened: None,
         };
         if run.state.interrupts.is_empty() {
             run.continue_with(input)?;

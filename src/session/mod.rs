@@ -642,8 +642,8 @@ async fn session_turn(
             });
         }
     };
-    let run = config.begin(input)?;
-    config.check_nested(&run).await?;
+    let mut run = config.begin(input)?;
+    config.check_nested(&mut run).await?;
     let (outcome, unsaved) = {
         let mut persisting = Persisting {
             writer: &mut writer,

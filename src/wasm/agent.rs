@@ -386,11 +386,14 @@ impl Tool for JsTool {
     }
 
     #[cfg(feature = "js-subagents")]
-    fn check_resume<'a>(&'a self, input: &'a crate::PendingInput) -> impl Future<Output = Result<(), AgentError>> + 'a {
+    fn check_resume<'a>(
+        &'a self,
+        input: &'a crate::PendingInput,
+    ) -> impl Future<Output = Result<Option<crate::Decoded>, AgentError>> + 'a {
         async move {
             match &self.child {
                 Some(child) => child.check_resume(input).await,
-                None => Ok(()),
+                None => Ok(None),
             }
         }
     }
