@@ -586,7 +586,11 @@ async fn run_tool(
         trace.tool_start(&call);
     }
     // The subagent's run the check before this resume opened, when the call goes on with it.
-    let opened = run.take_opened(&call.id);
+    let opened = if crate::subagent::NESTS {
+        run.take_opened(&call.id)
+    } else {
+        None
+    };
     let slot = StateSlot {
         current: run.state(),
         next: std::sync::Mutex::new(None),

@@ -320,7 +320,9 @@ pub struct Run<'c> {
     /// For a subagent's run: what the runs that called it impose (their budgets, their policies).
     outer: Option<Box<Outer>>,
     /// The run of the subagent this resume's call goes on with, as the check before anything ran opened it (its
-    /// signature verified, its invariants checked): the call takes it instead of reading that run again.
+    /// signature verified, its invariants checked): the call takes it instead of reading that run again. Not in the
+    /// npm package's variants without subagents (see [`crate::subagent::NESTS`]).
+    #[cfg(any(not(feature = "js"), feature = "js-subagents"))]
     opened: Option<Box<crate::agent::Decoded>>,
     /// `(bytes, covered)`: the length of the JSON text the run was resumed from, and how many of its messages
     /// that text covers as they still are (all but the last, which a resume may change) — an upper bound of
@@ -385,6 +387,7 @@ impl<'c> Run<'c> {
             asked_again: Vec::new(),
             budget_denied: false,
             outer: None,
+            #[cfg(any(not(feature = "js"), feature = "js-subagents"))]
             opened: None,
             read_bytes: None,
             unchanged: 0,
@@ -770,17 +773,30 @@ impl<'c> Run<'c> {
     /// A subagent's run: bounded by the budgets of the runs that called it, reviewed by their policies.
     /// Keeps the subagent's run that the check before anything ran opened (see [`Run::take_opened`]).
     pub(crate) fn set_opened(&mut self, opened: Option<crate::agent::Decoded>) {
-        self.opened = opened.map(Box::new);
+        #[cfg(any(not(feature = "js"), feature = "js-subagents"))]
+        {
+            self.opened = opened.map(Box::new);
+        }
+        #[cfg(not(any(not(feature = "js"), feature = "js-subagents")))]
+        drop(opened);
     }
 
     /// The subagent's run opened for call `id`, once.
     pub(crate) fn take_opened(&mut self, id: &str) -> Option<crate::agent::Decoded> {
-        let for_it = self
-            .state
-            .pending_input
-            .as_ref()
-            .is_some_and(|p| p.nested && p.call == id);
-        if for_it { self.opened.take().map(|d| *d) } else { None }
+        #[cfg(any(not(feature = "js"), feature = "js-subagents"))]
+        {
+            let for_it = self
+                .state
+                .pending_input
+                .as_ref()
+                .is_some_and(|p| p.nested && p.call == id);
+            if for_it { self.opened.take().map(|d| *d) } else { None }
+        }
+        #[cfg(not(any(not(feature = "js"), feature = "js-subagents")))]
+        {
+            let _ = id;
+            None
+        }
     }
 
     pub(crate) fn set_outer(&mut self, outer: Outer) {

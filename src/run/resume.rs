@@ -79,6 +79,7 @@ impl<'c> Run<'c> {
             asked_again: Vec::new(),
             budget_denied: false,
             outer: None,
+            #[cfg(any(not(feature = "js"), feature = "js-subagents"))]
             opened: None,
         };
         if run.state.interrupts.is_empty() {
