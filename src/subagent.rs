@@ -251,7 +251,8 @@ impl Tool for AgentTool {
                 nest,
                 call: ctx.tool_use_id,
             };
-            let ran = self.agent.run_in(run, &mut events, outer, policies).await;
+            let under = nest.map(|n| (n, self.definition.name.as_str()));
+            let ran = self.agent.run_in(run, &mut events, outer, policies, under).await;
             let after = match &ran {
                 Ok(outcome) => Some(outcome.checkpoint().usage),
                 Err(e) => e.checkpoint().map(|c| c.usage),

@@ -235,6 +235,10 @@ impl std::fmt::Debug for dyn Nesting + '_ {
     }
 }
 
+/// What [`Nesting::traced`] hands over: the calling run's telemetry and the call's span.
+pub(crate) type UnderTrace<'f> =
+    dyn FnMut(Option<&crate::telemetry::Telemetry>, Option<&dyn crate::telemetry::Span>) + 'f;
+
 /// What a run lends a call that runs a subagent: where the subagent's events go, the approval policies and token
 /// budgets over it, and where the tokens it spent are counted.
 pub(crate) trait Nesting: MaybeSend + MaybeSync {
@@ -249,6 +253,9 @@ pub(crate) trait Nesting: MaybeSend + MaybeSync {
     fn spend(&self, usage: crate::message::Usage);
     /// The subagent's run this call goes on with, as the check before the resume opened it (`None`: read it).
     fn opened(&self) -> Option<&crate::agent::Decoded>;
+    /// Hands `f` the calling run's telemetry and the span of this call (`None`, `None`: the calling run is not
+    /// traced): the subagent's run is traced under that span.
+    fn traced(&self, f: &mut UnderTrace<'_>);
     /// Keeps a subagent's failed run in the calling run's checkpoint.
     fn failed(&self, failed: crate::subagent::FailedSubagent);
 }

@@ -315,3 +315,83 @@ fn a_malformed_trace_context_from_the_tracer_never_reaches_the_checkpoint() {
         .validate()
         .unwrap();
 }
+
+/// A lead that calls the subagent `payments` (its `pay` needs approval), and answers.
+fn team(child_telemetry: bool) -> Agent {
+    let mut child = Agent::builder(ScriptedModel::new([
+        turn(vec![call("k1", "pay", json!({"amount": 20}))]),
+        ModelResponse::text("Paid."),
+    ]))
+    .tool(
+        tool("pay", "Pays.", json!({"type": "object"}), |_, _| {
+            std::future::ready(Ok(json!("paid")))
+        })
+        .needs_approval(),
+    );
+    if child_telemetry {
+        child = child.telemetry(Telemetry::new(TracingTracer::new()).agent_name("payer"));
+    }
+    Agent::builder(ScriptedModel::new([
+        turn(vec![call("c1", "payments", json!({"task": "pay"}))]),
+        ModelResponse::text("Settled."),
+    ]))
+    .tool(resumable_agent::agent_tool(
+        "payments",
+        "Pays invoices.",
+        child.build().unwrap(),
+    ))
+    .telemetry(Telemetry::new(TracingTracer::new()).agent_name("lead"))
+    .build()
+    .unwrap()
+}
+
+#[test]
+fn a_subagents_run_is_traced_under_the_span_of_the_call_that_runs_it_before_and_after_its_pause() {
+    for child_telemetry in [false, true] {
+        let recorder = Recorder::default();
+        let done = tracing::subscriber::with_default(recorder.clone(), || {
+            let paused = block_on(team(child_telemetry).prompt("settle")).unwrap();
+            let cp = Checkpoint::from_json(&paused.checkpoint().to_json()).unwrap();
+            block_on(team(child_telemetry).resume(cp, Resume::decisions_by_id([("c1/k1", Decision::approve())])))
+                .unwrap()
+        });
+        assert!(matches!(done, Outcome::Complete(_)));
+        // Two calls of the lead (the prompt, then the resume), each with an execute_tool span for c1, and under each
+        // the subagent's own invoke_agent span, its chat spans under that.
+        let runs = recorder.named("invoke_agent");
+        let lead: Vec<&(u64, SpanRec)> = runs
+            .iter()
+            .filter(|(_, s)| s.fields["gen_ai.agent.name"] == "lead")
+            .collect();
+        let name = if child_telemetry { "payer" } else { "payments" };
+        let child: Vec<&(u64, SpanRec)> = runs
+            .iter()
+            .filter(|(_, s)| s.fields["gen_ai.agent.name"] == name)
+            .collect();
+        assert_eq!(
+            (lead.len(), child.len()),
+            (2, 2),
+            "child telemetry {child_telemetry}: {runs:?}"
+        );
+        let tools = recorder.named("execute_tool");
+        for (k, (child_id, c)) in child.iter().enumerate() {
+            let (tool_id, t) = tools
+                .iter()
+                .find(|(id, _)| Some(*id) == c.parent)
+                .unwrap_or_else(|| panic!("the subagent's run {k} is under a tool span: {c:?}"));
+            assert_eq!(t.fields["otel.name"], "execute_tool payments");
+            assert_eq!(t.parent, Some(lead[k].0), "the call is the lead's {k}th run's");
+            assert_eq!(c.fields["otel.name"], format!("invoke_agent {name}"));
+            let chats: Vec<_> = recorder
+                .named("chat")
+                .into_iter()
+                .filter(|(_, s)| s.parent == Some(*child_id))
+                .collect();
+            assert_eq!(chats.len(), 1, "one model call of the subagent in each of its runs");
+            let _ = tool_id;
+        }
+        // The pause and the decision are the subagent's, recorded on its spans.
+        assert_eq!(child[0].1.fields["resumable_agent.run.status"], "paused");
+        assert_eq!(child[1].1.fields["resumable_agent.run.status"], "completed");
+    }
+}

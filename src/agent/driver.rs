@@ -89,6 +89,18 @@ pub(crate) struct Hooks<'h> {
     trace: Option<crate::telemetry::RunTrace>,
     /// For a subagent's run: the approval policies of the runs that called it (they review its calls too).
     pub(crate) policies: Vec<std::sync::Arc<dyn crate::approval::ApprovalPolicy>>,
+    /// For a subagent's run: the call that runs it, whose trace it goes under.
+    pub(crate) under: Option<Under<'h>>,
+}
+
+/// The call that runs a subagent, as the subagent's run is traced under it.
+#[derive(Clone, Copy)]
+pub(crate) struct Under<'a> {
+    pub(crate) nest: &'a dyn crate::tool::Nesting,
+    /// The agent tool's name.
+    pub(crate) name: &'a str,
+    /// `prompt` or `resume`.
+    pub(crate) call: &'static str,
 }
 
 impl<'h> Hooks<'h> {
@@ -100,6 +112,7 @@ impl<'h> Hooks<'h> {
             tracing: None,
             trace: None,
             policies: Vec::new(),
+            under: None,
         }
     }
 
@@ -176,8 +189,36 @@ pub(crate) async fn drive(
     mut run: Run<'_>,
     hooks: &mut Hooks<'_>,
 ) -> Result<Outcome, AgentError> {
-    if let Some((telemetry, call, conversation)) = hooks.tracing.take().filter(|_| TRACED) {
-        let trace = crate::telemetry::RunTrace::start(telemetry, call, conversation, run.checkpoint(), run.applied());
+    let tracing = hooks.tracing.take().filter(|_| TRACED);
+    let under = hooks.under.take().filter(|_| TRACED && crate::subagent::NESTS);
+    let mut trace = None;
+    {
+        let (checkpoint, applied) = (run.checkpoint(), run.applied());
+        match (tracing, under) {
+            (Some((telemetry, call, conversation)), under) => {
+                let start = |parent: Option<&dyn crate::telemetry::Span>| {
+                    crate::telemetry::RunTrace::start(telemetry, call, conversation, checkpoint, applied, parent)
+                };
+                match under {
+                    // A subagent traced by its own telemetry: under the span of the call that runs it.
+                    Some(u) => u.nest.traced(&mut |_, span| trace = Some(start(span))),
+                    None => trace = Some(start(None)),
+                }
+            }
+            // A subagent without telemetry of its own, called by a traced run: traced by that run's, named after its
+            // tool, under the span of the call.
+            (None, Some(u)) => u.nest.traced(&mut |telemetry, span| {
+                if let Some(t) = telemetry {
+                    let t = t.for_subagent(u.name);
+                    trace = Some(crate::telemetry::RunTrace::start(
+                        &t, u.call, None, checkpoint, applied, span,
+                    ));
+                }
+            }),
+            (None, None) => {}
+        }
+    }
+    if let Some(trace) = trace {
         if let Some(t) = trace.traceparent() {
             run.checkpoint_mut().traceparent = Some(t);
         }
@@ -766,6 +807,7 @@ async fn call_tool(
                     let persist = hooks.persist.as_mut().map(|p| &mut **p as &mut dyn Persist);
                     Some(Lent {
                         events: std::sync::Mutex::new((events, persist)),
+                        trace: std::sync::Mutex::new(hooks.trace.as_mut().filter(|_| TRACED)),
                         lend,
                     })
                 }
@@ -856,6 +898,8 @@ struct Lend {
 /// [`Lend`] with the run's listener and its session's numbering, for one attempt of the call.
 struct Lent<'a> {
     events: std::sync::Mutex<(&'a mut dyn EventSink, Option<&'a mut dyn Persist>)>,
+    /// The run's trace (its tool span is the call's).
+    trace: std::sync::Mutex<Option<&'a mut crate::telemetry::RunTrace>>,
     lend: &'a Lend,
 }
 
@@ -914,6 +958,13 @@ impl crate::tool::Nesting for Lent<'_> {
     }
     fn opened(&self) -> Option<&crate::agent::Decoded> {
         self.lend.opened.as_ref()
+    }
+    fn traced(&self, f: &mut crate::tool::UnderTrace<'_>) {
+        let trace = self.trace.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match trace.as_deref() {
+            Some(t) => f(Some(t.telemetry()), t.tool_span()),
+            None => f(None, None),
+        }
     }
     fn failed(&self, failed: crate::subagent::FailedSubagent) {
         self.lend

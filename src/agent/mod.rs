@@ -223,6 +223,7 @@ impl Agent {
         events: &mut dyn EventSink,
         outer: crate::run::Outer,
         policies: Vec<Arc<dyn crate::approval::ApprovalPolicy>>,
+        under: Option<(&dyn crate::tool::Nesting, &str)>,
     ) -> Result<Outcome, AgentError> {
         let call = if matches!(input, Input::Prompt(_)) {
             "prompt"
@@ -234,6 +235,7 @@ impl Agent {
         let mut hooks = Hooks::new(events);
         hooks.policies = policies;
         hooks.traced(self.config.telemetry.as_ref(), call, None);
+        hooks.under = under.map(|(nest, name)| crate::agent::driver::Under { nest, name, call });
         drive(&self.config, &*self.model, run, &mut hooks).await
     }
 }

@@ -183,6 +183,14 @@ impl Telemetry {
         }
     }
 
+    /// The calling run's telemetry as a subagent without its own traces with: named after its tool.
+    pub(crate) fn for_subagent(&self, name: &str) -> Self {
+        Telemetry {
+            agent_name: Some(name.into()),
+            ..self.clone()
+        }
+    }
+
     /// Names the agent (`gen_ai.agent.name`, and the `invoke_agent` span's name).
     #[must_use]
     pub fn agent_name(mut self, name: impl Into<String>) -> Self {
@@ -264,6 +272,7 @@ impl RunTrace {
         conversation: Option<&str>,
         checkpoint: &Checkpoint,
         applied: &[Applied],
+        parent: Option<&dyn Span>,
     ) -> RunTrace {
         let name = match telemetry.agent_name.as_deref() {
             Some(agent) => format!("invoke_agent {agent}"),
@@ -285,7 +294,7 @@ impl RunTrace {
         let mut agent = telemetry.tracer.start(SpanStart {
             kind: SpanKind::Agent,
             name: &name,
-            parent: None,
+            parent,
             attributes: &attributes,
             links: &links,
         });
@@ -307,6 +316,16 @@ impl RunTrace {
             tool: None,
             usage_before: checkpoint.usage,
         }
+    }
+
+    /// The telemetry it traces with.
+    pub(crate) fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
+    }
+
+    /// The span of the tool call running now, if one is.
+    pub(crate) fn tool_span(&self) -> Option<&dyn Span> {
+        self.tool.as_deref()
     }
 
     /// The `invoke_agent` span's W3C context, when the tracer gives a well-formed one (a tracer's malformed answer

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  agent, defineTool, scriptedModel, memorySaver, InterruptError, ConfigError, CheckpointError, isInterrupted,
+  agent, agentTool, defineTool, scriptedModel, memorySaver, InterruptError, ConfigError, CheckpointError, isInterrupted,
 } from 'resumable-agent';
 import { setUpOtel, spansOf } from './otel.mjs';
 import { pausingAgent } from './agents.mjs';
@@ -351,4 +351,35 @@ test('MCP tools: an execute_tool span per call; an elicitation pauses the run wi
   } finally {
     await server.close();
   }
+});
+
+test("a subagent's run is traced under the lead's execute_tool span, by the lead's tracer when it has none, and its resumed run links to its paused one", async () => {
+  const pay = defineTool({ name: 'pay', needsApproval: true, handle: () => 'paid' });
+  const payments = agent({ model: scriptedModel([{ content: [toolUse('k1', 'pay', { amount: 20 })] }, 'Paid.']), tools: [pay] });
+  const lead = () => agent({
+    model: scriptedModel([{ content: [toolUse('c1', 'payments', { task: 'pay' })] }, 'Settled.']),
+    tools: [agentTool({ name: 'payments', description: 'Pays invoices.', agent: payments })],
+    telemetry: { tracer, agentName: 'lead' },
+  });
+  const paused = await lead().prompt('settle');
+  const done = await lead().resume(JSON.parse(JSON.stringify(paused.checkpoint)), { decisions: { 'c1/k1': { type: 'approve' } } });
+  assert.equal(done.text, 'Settled.');
+  const spans = spansOf(exporter);
+  const leads = spans.filter((s) => s.name === 'invoke_agent lead');
+  const children = spans.filter((s) => s.name === 'invoke_agent payments');
+  assert.equal(leads.length, 2);
+  assert.equal(children.length, 2, spans.map((s) => s.name).join(', '));
+  for (const [k, child] of children.entries()) {
+    const call = spans.find((s) => s.spanId === child.parentSpanId);
+    assert.equal(call?.name, 'execute_tool payments', `the subagent's run ${k} is under the lead's call`);
+    assert.equal(call.parentSpanId, leads[k].spanId);
+    assert.equal(child.traceId, leads[k].traceId);
+    assert.equal(child.attributes['gen_ai.agent.name'], 'payments');
+    assert.ok(spans.some((s) => s.name.startsWith('chat') && s.parentSpanId === child.spanId), "the subagent's model call under its run");
+  }
+  assert.equal(children[0].attributes['resumable_agent.run.status'], 'paused');
+  assert.equal(children[1].attributes['resumable_agent.run.status'], 'completed');
+  // The subagent's run kept in the lead's checkpoint carries its span; its resumed run links to it.
+  assert.equal(paused.checkpoint.pendingInput.state.traceparent, `00-${children[0].traceId}-${children[0].spanId}-01`);
+  assert.deepEqual(children[1].links, [{ traceId: children[0].traceId, spanId: children[0].spanId }]);
 });
