@@ -47,8 +47,19 @@ const workers = [0, 1].map(async () => {
     results.set(s, await measure(s).catch((e) => e));
   }
 });
+// Even alone they measured 20.4 B/request once in three suite runs (-88 and -105 in the others; -12 to -25 in three
+// runs by hand; wasm memory flat in each): one over the bound is measured again, and the second figure must pass too
+// — a real leak keeps every request's bytes, so it is over the bound both times.
 const all = Promise.all(workers).then(async () => {
-  for (const s of shapes.filter((x) => ALONE.has(x))) results.set(s, await measure(s).catch((e) => e));
+  for (const s of shapes.filter((x) => ALONE.has(x))) {
+    let r = await measure(s).catch((e) => e);
+    if (!(r instanceof Error) && r.keptBytesPerRequest > BOUND) {
+      const first = r.keptBytesPerRequest;
+      r = await measure(s).catch((e) => e);
+      if (!(r instanceof Error)) r.firstTry = first;
+    }
+    results.set(s, r);
+  }
 });
 
 for (const shape of shapes) {
@@ -56,7 +67,8 @@ for (const shape of shapes) {
     await all;
     const r = results.get(shape);
     if (r instanceof Error) throw r;
-    process.stdout.write(`# ${shape}: ${r.keptBytesPerRequest.toFixed(1)} B/request kept, wasm ${r.wasmBytesBefore} -> ${r.wasmBytesAfter} bytes, last/first fifth ${r.lastFifthOverFirstFifth.toFixed(2)}x, ${(r.msPerRequest * 1000).toFixed(0)} us/request\n`);
+    const again = r.firstTry === undefined ? '' : ` (measured again: the first run kept ${r.firstTry.toFixed(1)})`;
+    process.stdout.write(`# ${shape}: ${r.keptBytesPerRequest.toFixed(1)} B/request kept${again}, wasm ${r.wasmBytesBefore} -> ${r.wasmBytesAfter} bytes, last/first fifth ${r.lastFifthOverFirstFifth.toFixed(2)}x, ${(r.msPerRequest * 1000).toFixed(0)} us/request\n`);
     assert.equal(r.variant, shape in CORE_SHAPES ? 'core' : 'full', 'the variant the shape ran on');
     assert.ok(r.keptBytesPerRequest <= BOUND, `${shape}: ${r.keptBytesPerRequest.toFixed(1)} bytes kept per request`);
     if (BACKGROUND.has(shape)) {
