@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { agent, defineTool, scriptedModel, kvSaver, textStoreSaver } from 'resumable-agent';
 import { kvStandIn } from '../tests/node/kv-standin.mjs';
+import { countingTextStore } from './lib/text-store.mjs';
 
 const SIZES = [20, 400];
 const log = (m) => process.stderr.write(`[sessions] ${m}\n`);
@@ -24,27 +25,9 @@ function longAgent(steps) {
   return agent({ tools: [lookup], model: scriptedModel(script), maxIterations: steps + 1 });
 }
 
-function countingTextStore() {
-  const map = new Map();
-  const counts = { writes: 0, bytesWritten: 0 };
-  const saver = textStoreSaver({
-    compareAndSet: true,
-    async getText(key) { return map.get(key)?.value ?? null; },
-    async putText(key, value, summary, condition) {
-      if (condition?.ifAbsent && map.has(key)) throw Object.assign(new Error('taken'), { code: 'CONFLICT' });
-      counts.writes += 1;
-      counts.bytesWritten += bytes(value) + bytes(summary);
-      map.set(key, { value, summary });
-    },
-    async delete(key) { map.delete(key); },
-    async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)).sort().map(([key, { summary }]) => ({ key, summary })); },
-  });
-  return { saver, counts, kept: () => [...map.values()].reduce((n, e) => n + bytes(e.value) + bytes(e.summary), 0) };
-}
-
 /** One session run of n model calls on a fresh store; its counts and time. */
 async function sessionRun(kind, n) {
-  const store = kind === 'kv' ? kvStandIn() : countingTextStore();
+  const store = kind === 'kv' ? kvStandIn() : countingTextStore(textStoreSaver);
   const saver = kind === 'kv' ? kvSaver(store, { prefix: 's:' }) : store.saver;
   const a = longAgent(n);
   const t0 = performance.now();
@@ -71,7 +54,7 @@ async function sessionRun(kind, n) {
 
 /** The same session run with a listener (as `stream()` and a Worker's /stream have): every event made. */
 async function listenedRun(n) {
-  const store = countingTextStore();
+  const store = countingTextStore(textStoreSaver);
   let events = 0;
   const t0 = performance.now();
   await longAgent(n).session(store.saver, 'long', { keepCompleted: true }).prompt('go', { onEvent: () => { events += 1; } });

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { countingTextStore } from './lib/text-store.mjs';
 
 const SIZES = [20, 400];
 const MODES = ['flat', 'nested'];
@@ -43,23 +44,6 @@ async function child(mode, n) {
     return flat ? w : agent({ model: lead, tools: [agentTool({ name: 'worker', agent: w })] });
   };
   const id = flat ? 'send1' : 'w1/send1';
-  // What a session writes to a text store (values and summaries), to the pause.
-  const store = () => {
-    const map = new Map();
-    const counts = { bytes: 0 };
-    const saver = textStoreSaver({
-      compareAndSet: true,
-      async getText(key) { return map.get(key)?.value ?? null; },
-      async putText(key, value, summary, condition) {
-        if (condition?.ifAbsent && map.has(key)) throw Object.assign(new Error('taken'), { code: 'CONFLICT' });
-        counts.bytes += Buffer.byteLength(value) + Buffer.byteLength(summary);
-        map.set(key, { value, summary });
-      },
-      async delete(key) { map.delete(key); },
-      async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)).sort().map(([key, { summary }]) => ({ key, summary })); },
-    });
-    return { saver, counts };
-  };
   const run = mode === 'failed' ? async () => {
     const t0 = performance.now();
     const done = await make().prompt('go');
@@ -73,12 +57,12 @@ async function child(mode, n) {
     if (resumed.interrupts?.[0]?.id !== 'send1') throw new Error(`failed ${n}: the resumed run did not go on`);
     return { pauseMs: t1 - t0, resumeMs: t3 - t2, bytes: text.length, keptBytes: JSON.stringify(kept).length };
   } : mode.endsWith('session') ? async () => {
-    const { saver, counts } = store();
+    const { saver, counts } = countingTextStore(textStoreSaver);
     const t0 = performance.now();
     const paused = await make().session(saver, 's').prompt('go');
     const t1 = performance.now();
     if (paused.interrupts?.[0]?.id !== id) throw new Error(`${mode} ${n}: not paused on ${id}`);
-    return { pauseMs: t1 - t0, resumeMs: 0, bytes: counts.bytes };
+    return { pauseMs: t1 - t0, resumeMs: 0, bytes: counts.bytesWritten };
   } : async () => {
     const t0 = performance.now();
     const paused = await make().prompt('go');
