@@ -72,7 +72,7 @@ impl FailedSubagent {
     /// # Errors
     /// [`crate::CheckpointError`] when what is kept is not a checkpoint.
     pub fn checkpoint(&self) -> Result<Checkpoint, crate::CheckpointError> {
-        Checkpoint::from_json(&crate::json::to_string(&self.checkpoint).unwrap_or_default())
+        read_kept(&self.checkpoint)
     }
 
     /// Kept one call further out: the call `call` ran the subagent that ran this one.
@@ -158,11 +158,22 @@ impl AgentTool {
 
 /// The child's checkpoint and the decisions for it, from what the parent kept for the call.
 fn resumed(input: &PendingInput) -> Result<(Checkpoint, Resume), AgentError> {
+    Ok((
+        read_kept(&input.state)?,
+        Resume::Json(Value::Object(input.responses.clone())),
+    ))
+}
+
+/// A subagent's run as the calling run keeps it: its checkpoint as a JSON value.
+fn kept(checkpoint: &Checkpoint) -> Result<Value, String> {
+    serde_json::from_str(&checkpoint.to_json()).map_err(|e| e.to_string())
+}
+
+/// A subagent's run kept as a JSON value ([`kept`]), read back as its agent reads any checkpoint.
+fn read_kept(value: &Value) -> Result<Checkpoint, crate::CheckpointError> {
     // As text, through the reader every checkpoint takes (no reader of its own for a value in the .wasm).
-    let text =
-        crate::json::to_string(&input.state).map_err(|e| crate::CheckpointError::at("checkpoint", e.to_string()))?;
-    let checkpoint = Checkpoint::from_json(&text)?;
-    Ok((checkpoint, Resume::Json(Value::Object(input.responses.clone()))))
+    let text = crate::json::to_string(value).map_err(|e| crate::CheckpointError::at("checkpoint", e.to_string()))?;
+    Checkpoint::from_json(&text)
 }
 
 /// `a - b`, saturating.
@@ -276,7 +287,7 @@ impl Tool for AgentTool {
                 Ok(Outcome::Interrupted(paused)) => {
                     let checkpoint = paused.checkpoint;
                     let interrupts = checkpoint.interrupts.clone();
-                    let state = serde_json::from_str(&checkpoint.to_json())
+                    let state = kept(&checkpoint)
                         .map_err(|e| ToolError::Final(format!("the subagent's checkpoint could not be kept: {e}")))?;
                     Err(ToolError::Nested(NestedPause::new(interrupts, state)))
                 }
@@ -286,12 +297,12 @@ impl Tool for AgentTool {
                 )),
                 Err(e) => {
                     // Its run is kept in the calling run's checkpoint, to be resumed once what failed is fixed.
-                    if let (Some(n), Some(checkpoint)) = (nest, e.checkpoint()) {
+                    if let (Some(n), Some(Ok(checkpoint))) = (nest, e.checkpoint().map(kept)) {
                         n.failed(FailedSubagent {
                             id: ctx.tool_use_id.to_owned(),
                             tool_name: self.definition.name.clone(),
                             error: e.to_plain_json(),
-                            checkpoint: serde_json::from_str(&checkpoint.to_json()).unwrap_or_default(),
+                            checkpoint,
                         });
                     }
                     Err(ToolError::Final(format!(

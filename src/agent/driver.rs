@@ -937,10 +937,7 @@ impl crate::tool::Nesting for Lent<'_> {
         let (events, persist) = &mut *guard;
         f(&mut Numbered {
             events: &mut **events as &mut dyn EventSink,
-            persist: match persist {
-                Some(p) => Some(&mut **p as &mut dyn Persist),
-                None => None,
-            },
+            persist: persist.as_mut().map(|p| &mut **p as &mut dyn Persist),
         });
     }
     fn policies(&self) -> &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>] {
