@@ -105,8 +105,7 @@ impl Run<'_> {
         let results: usize = self.state.tool_results.iter().map(crate::json::len).sum();
         let state = self.state.state.as_ref().map_or(0, crate::json::len);
         let interrupts: usize = self.state.interrupts.iter().map(crate::json::len).sum();
-        // Rare (a subagent that failed), so measured each time.
-        let failed: usize = self.state.failed_subagents.iter().map(crate::json::len).sum();
+        let failed = self.failed_bytes;
         results
             .saturating_add(state)
             .saturating_add(interrupts)

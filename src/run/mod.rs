@@ -319,6 +319,9 @@ pub struct Run<'c> {
     budget_denied: bool,
     /// For a subagent's run: what the runs that called it impose (their budgets, their policies).
     outer: Option<Box<Outer>>,
+    /// The JSON size of the subagents' failed runs kept (`failedSubagents`), measured once each: they never change,
+    /// and each may be as large as a whole checkpoint.
+    failed_bytes: usize,
     /// The run of the subagent this resume's call goes on with, as the check before anything ran opened it (its
     /// signature verified, its invariants checked): the call takes it instead of reading that run again. Not in the
     /// npm package's variants without subagents (see [`crate::subagent::NESTS`]).
@@ -387,6 +390,7 @@ impl<'c> Run<'c> {
             asked_again: Vec::new(),
             budget_denied: false,
             outer: None,
+            failed_bytes: 0,
             #[cfg(any(not(feature = "js"), feature = "js-subagents"))]
             opened: None,
             read_bytes: None,
@@ -927,7 +931,10 @@ impl<'c> Run<'c> {
                 self.too_large(crate::json::len(&f), 0)
             };
             match why {
-                None => self.state.failed_subagents.push(f),
+                None => {
+                    self.failed_bytes = self.failed_bytes.saturating_add(crate::json::len(&f));
+                    self.state.failed_subagents.push(f);
+                }
                 Some(why) => refused = Some(format!("the run of {} ({}) was not kept: {why}", f.tool_name, f.id)),
             }
         }

@@ -61,6 +61,7 @@ impl<'c> Run<'c> {
             state.run_id = Some(crate::platform::new_run_id());
         }
         let unchanged = state.messages.len();
+        let state_failed_bytes = state.failed_subagents.iter().map(crate::json::len).sum();
         let mut run = Run {
             state,
             config,
@@ -79,6 +80,7 @@ impl<'c> Run<'c> {
             asked_again: Vec::new(),
             budget_denied: false,
             outer: None,
+            failed_bytes: state_failed_bytes,
             #[cfg(any(not(feature = "js"), feature = "js-subagents"))]
             opened: None,
         };

@@ -324,8 +324,6 @@ struct Rest<'a> {
     budget: &'a Option<crate::approval::Budget>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pending_input: &'a Option<crate::tool::PendingInput>,
-    #[serde(skip_serializing_if = "<[crate::subagent::FailedSubagent]>::is_empty")]
-    failed_subagents: &'a [crate::subagent::FailedSubagent],
     #[serde(skip_serializing_if = "is_zero")]
     output_attempts: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -355,7 +353,6 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         fingerprint: &cp.fingerprint,
         budget: &cp.budget,
         pending_input: &cp.pending_input,
-        failed_subagents: &cp.failed_subagents,
         output_attempts: cp.output_attempts,
         created_at: cp.created_at,
         updated_at: cp.updated_at,
@@ -379,6 +376,14 @@ pub(crate) struct Base {
     rest: Map<String, Value>,
     state: Option<Value>,
     structured: Option<Value>,
+    /// The ids of the subagents' failed runs kept (`failedSubagents`): a kept run never changes, so its id stands
+    /// for it, and a step does not write, read back or copy those runs (each as large as a whole checkpoint).
+    failed: Vec<String>,
+}
+
+/// The ids of `cp`'s kept failed runs.
+fn failed_ids(cp: &Checkpoint) -> Vec<String> {
+    cp.failed_subagents.iter().map(|f| f.id.clone()).collect()
 }
 
 impl Base {
@@ -396,6 +401,7 @@ impl Base {
             rest,
             state: cp.state.clone(),
             structured: cp.structured.clone(),
+            failed: failed_ids(cp),
         }
     }
 }
@@ -470,6 +476,19 @@ pub(crate) fn diff(base: &Base, next: &Checkpoint, saved: Saved) -> (Diff, Base)
         }
     }
     drop(rest_before);
+    let failed = failed_ids(next);
+    if failed != base.failed {
+        if next.failed_subagents.is_empty() {
+            d.unset.push("failedSubagents".to_owned());
+        } else {
+            // Through the text, as `rest` writes the small fields.
+            let v = crate::json::to_string(&next.failed_subagents)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            d.set.insert("failedSubagents".to_owned(), v);
+        }
+    }
     for (name, before, after) in [
         ("state", &base.state, &next.state),
         ("structured", &base.structured, &next.structured),
@@ -906,6 +925,26 @@ mod tests {
                                                   {"type": "tool_use", "id": "b", "name": "t", "input": {}}]}],
             "toolResults": [{"toolUseId": "b", "content": "B"}], "reviewed": true, "approved": ["b"], "updatedAt": 5}),
         )
+    }
+
+    #[test]
+    fn a_kept_failed_run_is_written_by_the_step_that_kept_it_only() {
+        let base = open_turn();
+        let mut next = base.clone();
+        let failed = json!([{"id": "a", "toolName": "t", "error": {"name": "ModelError", "message": "down"},
+            "checkpoint": {"version": 2, "messages": [{"role": "user", "content": "x"}], "iterations": 0,
+                           "usage": {"inputTokens": 0, "outputTokens": 0}}}]);
+        next.failed_subagents = serde_json::from_value(failed.clone()).unwrap();
+        let d = round_trip(&base, &next, Saved::default());
+        assert_eq!(d.set.get("failedSubagents"), Some(&failed));
+        // A later step that keeps it as it was writes nothing of it.
+        let mut later = next.clone();
+        later.updated_at = Some(6);
+        let d = round_trip(&next, &later, Saved::default());
+        assert!(!d.set.contains_key("failedSubagents"), "{d:?}");
+        // Gone (a restore to before it): unset.
+        let d = round_trip(&later, &base, Saved::default());
+        assert!(d.unset.contains(&"failedSubagents".to_owned()), "{d:?}");
     }
 
     #[test]
