@@ -812,6 +812,15 @@ export interface AgentConfig {
   /** Timeouts and retries for the tools that set none (`retryOn` is per tool). */
   toolDefaults?: { timeoutMs?: number; retry?: Omit<ToolRetry, 'retryOn'> };
   /**
+   * How many tool calls of one model turn run at once (a whole number, at least 1). Default: all of them,
+   * concurrently. Results, events and the checkpoint keep the model's call order whatever order calls finish in;
+   * a call that throws InterruptError lets the others finish (none runs again on resume); an abort stops them all.
+   * Calls running together see what another set with `ctx.setState` once it returned; a set over a change the call
+   * did not see is refused (its result says so). `1` runs them one after another, as the reference does (a question
+   * stops the calls after it from starting). A subagent's call runs alone. See README "Concurrent tool calls".
+   */
+  toolConcurrency?: number;
+  /**
    * An approval rule over every tool call of the agent, asked before any call of a turn runs (with the tools'
    * own `needsApproval`; the stricter wins: 'allow' never skips a tool's `needsApproval`). 'deny' answers the
    * model with an error result; a throw or an answer that is not a decision denies too (the call does not run).

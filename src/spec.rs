@@ -427,6 +427,8 @@ pub struct AgentSpec {
     pub checkpoint_keys: Option<CheckpointKeys>,
     /// Timeouts and retries of the tools that set none (`toolDefaults: { timeoutMs?, retry? }`).
     pub tool_defaults: crate::tool::CallPolicy,
+    /// `toolConcurrency`: how many calls of a turn run at once (0, the default: all).
+    pub tool_concurrency: u32,
     /// `approval`: the source text of the host's approval policy over every call (the npm package's
     /// `(call, ctx) => 'allow' | 'ask' | 'deny' | { ask: true, … }`), which the host binds per call. The agent's
     /// fingerprint covers it.
@@ -450,6 +452,7 @@ const AGENT_KEYS: &[&str] = &[
     "maxOutputRetries",
     "compaction",
     "toolDefaults",
+    "toolConcurrency",
     "telemetry",
     "guardrails",
     "approval",
@@ -471,6 +474,8 @@ const AGENT_HINTS: &[(&str, &str)] = &[
     ("approvalPolicy", "approval"),
     ("needsApproval", "approval"),
     ("tokenBudget", "budget"),
+    ("parallelToolCalls", "toolConcurrency"),
+    ("maxConcurrency", "toolConcurrency"),
     ("maxTokens", "budget"),
 ];
 const LIMIT_KEYS: &[&str] = &["maxCheckpointBytes", "maxDepth"];
@@ -551,6 +556,7 @@ impl AgentSpec {
                 &[("timeout", "timeoutMs")],
             )?)?,
         };
+        let tool_concurrency = c.small("toolConcurrency", 1)?.unwrap_or(0);
         let approval = match c.take("approval") {
             None => None,
             Some(v) => match v.as_str().and_then(host_function_source) {
@@ -592,6 +598,7 @@ impl AgentSpec {
             compaction,
             checkpoint_keys,
             tool_defaults,
+            tool_concurrency,
             approval,
             budget,
             on_drift,

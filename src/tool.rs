@@ -265,6 +265,27 @@ pub(crate) trait Nesting: MaybeSend + MaybeSync {
 pub(crate) struct StateSlot<'a> {
     pub(crate) current: Option<&'a Value>,
     pub(crate) next: std::sync::Mutex<Option<Value>>,
+    /// For calls that run together: the value any of them set last and how many sets there were, which each sees
+    /// until it sets its own (two calls adding to a list one after the other both count).
+    pub(crate) latest: Option<&'a std::sync::Mutex<(u32, Option<Value>)>>,
+    /// The number of sets the call's last read of the state saw (`u32::MAX`: it has not read it).
+    pub(crate) seen: std::sync::atomic::AtomicU32,
+    /// Set when the call set the state after another call running with it had changed what it read: a lost update,
+    /// which the run refuses.
+    pub(crate) stale: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> StateSlot<'a> {
+    /// One call's view of `current`, shared with the calls that run with it through `latest`.
+    pub(crate) fn new(current: Option<&'a Value>, latest: Option<&'a std::sync::Mutex<(u32, Option<Value>)>>) -> Self {
+        StateSlot {
+            current,
+            next: std::sync::Mutex::new(None),
+            latest,
+            seen: std::sync::atomic::AtomicU32::new(u32::MAX),
+            stale: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
 }
 
 impl<'a> ToolContext<'a> {
@@ -298,17 +319,44 @@ impl<'a> ToolContext<'a> {
         format!("{}:{}", self.run_id, self.tool_use_id)
     }
 
-    /// The agent's state as this call sees it (what an earlier [`ToolContext::set_state`] of this call
-    /// set, or the run's state).
+    /// The agent's state as this call sees it: what an earlier [`ToolContext::set_state`] of this call set, else
+    /// what a call running with it set last, else the run's state.
     pub fn state(&self) -> Option<Value> {
         let slot = self.state?;
-        let next = slot.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        next.clone().or_else(|| slot.current.cloned())
+        let own = slot
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if own.is_some() {
+            return own;
+        }
+        if let Some(latest) = slot.latest {
+            let latest = latest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            slot.seen.store(latest.0, std::sync::atomic::Ordering::Relaxed);
+            if latest.1.is_some() {
+                return latest.1.clone();
+            }
+        }
+        slot.current.cloned()
     }
 
-    /// Replaces the agent's state; the run records it when the call ends (a `state-changed` event).
+    /// Replaces the agent's state; the run records it when the call ends (a `state-changed` event), in call order
+    /// among calls that run together.
     pub fn set_state(&self, next: Value) {
         if let Some(slot) = self.state {
+            if let Some(latest) = slot.latest {
+                let mut latest = latest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let seen = slot.seen.load(std::sync::atomic::Ordering::Relaxed);
+                if seen != u32::MAX && seen != latest.0 {
+                    // What it read was changed by another call meanwhile: its set would lose that change.
+                    slot.stale.store(true, std::sync::atomic::Ordering::Relaxed);
+                } else {
+                    latest.0 = latest.0.saturating_add(1);
+                    latest.1 = Some(next.clone());
+                    slot.seen.store(latest.0, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
             *slot.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(next);
         }
     }

@@ -503,7 +503,9 @@ fn a_run_paused_under_one_agent_and_resumed_under_a_changed_one_is_refused_by_de
 /// `pay` (its schema given), `look` (approval by its own rule) and `ask` (a question), under the payments policy.
 fn drifting(model: Arc<TestModel>, runs: &Arc<AtomicUsize>, pay_schema: Value, on_drift: OnDrift) -> Agent {
     let (r1, r2) = (runs.clone(), runs.clone());
+    // One call at a time: a question before the payment pauses the run before the payment runs.
     Agent::builder(model)
+        .tool_concurrency(1)
         .tool(tool("pay", "Pays.", pay_schema, move |_, _| {
             r1.fetch_add(1, Ordering::SeqCst);
             async { Ok(json!("paid")) }

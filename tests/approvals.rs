@@ -306,7 +306,8 @@ fn the_events_of_a_three_step_run_and_of_a_pause_for_approval() {
 
     let counters = Counters::default();
     let model = TestModel::new([gated_turn(), ModelResponse::text("Done.")]);
-    let agent = agent_with_gates(model, &counters).build().unwrap();
+    // One call at a time (with calls running together, see `calls_that_run_together_report_in_call_order`).
+    let agent = agent_with_gates(model, &counters).tool_concurrency(1).build().unwrap();
     let (seen, outcome) = event_types(Input::prompt("go"), &agent);
     assert_eq!(
         seen,
@@ -342,6 +343,13 @@ fn the_events_of_a_three_step_run_and_of_a_pause_for_approval() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn resuming_any_checkpoint_event_gives_the_same_final_transcript() {
+    // One call at a time (a checkpoint after each call), and calls running together (one after the calls of a turn).
+    for (concurrency, at_least) in [(1, 12), (0, 8)] {
+        resumed_from_each_checkpoint(concurrency, at_least);
+    }
+}
+
+fn resumed_from_each_checkpoint(concurrency: u32, at_least: usize) {
     let script = || {
         TestModel::by_turn([
             turn(vec![
@@ -367,7 +375,10 @@ fn resuming_any_checkpoint_event_gives_the_same_final_transcript() {
     };
     // The reference run, pausing and resuming as a caller would, recording every checkpoint event.
     let counters = Counters::default();
-    let agent = agent_with_gates(script(), &counters).build().unwrap();
+    let agent = agent_with_gates(script(), &counters)
+        .tool_concurrency(concurrency)
+        .build()
+        .unwrap();
     let mut checkpoints = Vec::new();
     let mut input = Input::prompt("go");
     let done = loop {
@@ -382,10 +393,13 @@ fn resuming_any_checkpoint_event_gives_the_same_final_transcript() {
             Outcome::Interrupted(p) => input = Input::Resume(p.checkpoint.clone(), answer(&p.checkpoint)),
         }
     };
-    assert!(checkpoints.len() >= 12, "{}", checkpoints.len());
+    assert!(checkpoints.len() >= at_least, "{}", checkpoints.len());
     for (k, json) in checkpoints.iter().enumerate() {
         let fresh_counters = Counters::default();
-        let agent = agent_with_gates(script(), &fresh_counters).build().unwrap();
+        let agent = agent_with_gates(script(), &fresh_counters)
+            .tool_concurrency(concurrency)
+            .build()
+            .unwrap();
         let mut cp = Checkpoint::from_json(json).unwrap();
         let final_run = loop {
             match block_on(agent.resume(cp.clone(), answer(&cp))).unwrap() {
@@ -393,7 +407,11 @@ fn resuming_any_checkpoint_event_gives_the_same_final_transcript() {
                 Outcome::Interrupted(p) => cp = p.checkpoint,
             }
         };
-        assert_eq!(final_run.messages(), done.messages(), "from checkpoint event {k}");
+        assert_eq!(
+            final_run.messages(),
+            done.messages(),
+            "from checkpoint event {k} ({concurrency})"
+        );
         assert_eq!(final_run.text, done.text);
     }
 }

@@ -105,7 +105,9 @@ fn three_calls_with_interrupt_in_the_middle() -> ModelResponse {
 fn rule2_interrupt_stops_at_once_keeping_earlier_results_and_not_running_later_calls() {
     let counters = Counters::default();
     let model = TestModel::new([three_calls_with_interrupt_in_the_middle()]);
-    let agent = agent_with(model, &counters).build().unwrap();
+    // The reference's rule, kept by `tool_concurrency(1)` (by default the calls run together: see
+    // `rule2_with_calls_running_together_the_others_finish_and_none_runs_again`).
+    let agent = agent_with(model, &counters).tool_concurrency(1).build().unwrap();
     let outcome = block_on(agent.prompt("Plan")).unwrap();
     let Outcome::Interrupted(paused) = outcome else {
         panic!("expected an interrupt")

@@ -35,6 +35,8 @@ pub(crate) struct AgentConfig {
     pub(crate) guardrails: crate::guardrail::Guardrails,
     /// Timeouts and retries of tools that set none.
     pub(crate) tool_defaults: crate::tool::CallPolicy,
+    /// How many calls of a turn run at once (0: all of them).
+    pub(crate) tool_concurrency: u32,
     /// A timer for tool timeouts and backoff (natively; on wasm32 the host's `setTimeout` is used without one).
     pub(crate) timer: Option<Timer>,
 }
@@ -112,6 +114,7 @@ impl AgentConfig {
             policy: None,
             guardrails: crate::guardrail::Guardrails::default(),
             tool_defaults: crate::tool::CallPolicy::default(),
+            tool_concurrency: 0,
             timer: None,
         })
     }

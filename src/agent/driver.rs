@@ -282,7 +282,7 @@ async fn drive_steps(
                 }
             },
             Step::Review(calls) => review(config, &mut run, &calls, hooks).await?,
-            Step::CallTool(call) => run_tool(config, &mut run, call, hooks).await?,
+            Step::CallTool(call) => run_tools(config, &mut run, call, hooks).await?,
             Step::Refused(call, result) | Step::Answered(call, result) => {
                 if hooks.watching() {
                     hooks.emit_ref(&Event::ToolCall {
@@ -608,14 +608,142 @@ async fn review(
     hooks.checkpoint(run, config.codec()).await
 }
 
-/// [`Step::CallTool`]: the tool runs with the agent's state; a state it set is kept unless it breaks the
-/// limits (then the call's result says so).
-async fn run_tool(
+/// The run's hooks, shared by the calls of a turn that run together (each takes them for a moment, never across a
+/// wait).
+type Shared<'a, 'h> = std::sync::Mutex<&'a mut Hooks<'h>>;
+
+fn lock<'g, T>(m: &'g std::sync::Mutex<T>) -> std::sync::MutexGuard<'g, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What a call did: its outcome, or `Err(Some(why))` when what it stands for could not be reached, `Err(None)` when
+/// the run's signal stopped it.
+type Called = Result<ToolOutcome, Option<crate::tool::Unavailable>>;
+
+/// [`Step::CallTool`]: the call, and the calls of the turn after it that may run with it, at most
+/// `config.tool_concurrency` at a time (a subagent's call runs alone).
+async fn run_tools(
     config: &AgentConfig,
     run: &mut Run<'_>,
     call: ToolUse,
     hooks: &mut Hooks<'_>,
 ) -> Result<(), AgentError> {
+    let calls = if config.tool_concurrency == 1 {
+        vec![call]
+    } else {
+        run.runs_with(call, |name| {
+            config
+                .tool(name)
+                .is_some_and(|t| !(crate::subagent::NESTS && t.runs_agent()))
+        })
+    };
+    if calls.len() == 1 {
+        let call = calls
+            .into_iter()
+            .next()
+            .ok_or_else(|| AgentError::Config("no call".into()))?;
+        return run_tool(config, run, call, hooks).await;
+    }
+    for call in &calls {
+        started(call, hooks);
+    }
+    // Each call sees the state as the calls before it in time left it; what they set is kept in call order.
+    let current = run.state().cloned();
+    let latest = std::sync::Mutex::new((0, None));
+    let slots: Vec<StateSlot<'_>> = calls
+        .iter()
+        .map(|_| StateSlot::new(current.as_ref(), Some(&latest)))
+        .collect();
+    let inputs: Vec<Option<crate::tool::PendingInput>> = calls
+        .iter()
+        .map(|c| run.checkpoint().pending_input.clone().filter(|p| p.call == c.id))
+        .collect();
+    let run_id = run.run_id().to_owned();
+    let width = match config.tool_concurrency {
+        0 => calls.len(),
+        n => usize::try_from(n).unwrap_or(usize::MAX),
+    };
+    let mut stop = hooks.events.when_aborted();
+    let shared: Shared<'_, '_> = std::sync::Mutex::new(&mut *hooks);
+    let mut running: Vec<Option<BoxFuture<'_, Called>>> = calls.iter().map(|_| None).collect();
+    let mut done: Vec<Option<Called>> = calls.iter().map(|_| None).collect();
+    let (mut started, mut finished, mut taken) = (0, 0, 0);
+    // Ok: all taken; Err(k): call k was not (stopped, or unreachable: its outcome says which).
+    let ended = std::future::poll_fn(|cx| {
+        loop {
+            let room = width.saturating_sub(started - finished);
+            let starting = running.iter_mut().zip(calls.iter().zip(slots.iter().zip(&inputs)));
+            for (work, (call, (slot, input))) in starting.skip(started).take(room) {
+                *work = Some(Box::pin(call_tool(
+                    config,
+                    &run_id,
+                    call,
+                    slot,
+                    input.as_ref(),
+                    None,
+                    &shared,
+                )));
+                started += 1;
+            }
+            let mut progressed = false;
+            for (work, out) in running.iter_mut().zip(done.iter_mut()) {
+                if let Some(std::task::Poll::Ready(called)) = work.as_mut().map(|w| w.as_mut().poll(cx)) {
+                    *work = None;
+                    *out = Some(called);
+                    finished += 1;
+                    progressed = true;
+                }
+            }
+            // Taken in call order, as each call and those before it have ended.
+            for (out, (call, slot)) in done.iter_mut().zip(calls.iter().zip(&slots)).skip(taken) {
+                let Some(called) = out.take() else { break };
+                let mut outcome = match called {
+                    Ok(outcome) => outcome,
+                    Err(why) => {
+                        *out = Some(Err(why));
+                        return std::task::Poll::Ready(Err(taken));
+                    }
+                };
+                let mut next_state = lock(&slot.next).take();
+                if next_state.is_some() && slot.stale.load(std::sync::atomic::Ordering::Relaxed) {
+                    next_state = None;
+                    if !matches!(outcome, ToolOutcome::Interrupt(_) | ToolOutcome::Input(_)) {
+                        outcome = ToolOutcome::Error(format!(
+                            "{} set the state after a call running with it had changed it: its state was not kept \
+                             (toolConcurrency: 1 runs a turn's calls one at a time)",
+                            call.name
+                        ));
+                    }
+                }
+                finish(config, run, call, outcome, next_state, &mut lock(&shared));
+                taken += 1;
+            }
+            if taken == calls.len() {
+                return std::task::Poll::Ready(Ok(()));
+            }
+            if stop.as_mut().is_some_and(|s| s.as_mut().poll(cx).is_ready()) {
+                return std::task::Poll::Ready(Err(taken));
+            }
+            if !progressed {
+                return std::task::Poll::Pending;
+            }
+        }
+    })
+    .await;
+    // What still runs is dropped: a result it gives later is ignored.
+    drop(running);
+    let hooks = shared.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match ended {
+        Ok(()) => hooks.checkpoint(run, config.codec()).await,
+        Err(k) => match (done.get_mut(k).and_then(Option::take), calls.get(k)) {
+            (Some(Err(Some(source))), Some(call)) => Err(unavailable(run, call, source, hooks)),
+            _ => Err(aborted(run, hooks)),
+        },
+    }
+}
+
+/// A tool call starts: reported and traced.
+fn started(call: &ToolUse, hooks: &mut Hooks<'_>) {
     if hooks.watching() {
         hooks.emit_ref(&Event::ToolCall {
             id: &call.id,
@@ -624,18 +752,84 @@ async fn run_tool(
         });
     }
     if let Some(trace) = hooks.trace() {
-        trace.tool_start(&call);
+        trace.tool_start(call);
     }
+}
+
+/// Stopped by the run's signal (its request cancelled, or a wait before a retry): the run is aborted, the call not
+/// recorded.
+fn aborted(run: &Run<'_>, hooks: &mut Hooks<'_>) -> AgentError {
+    if let Some(trace) = hooks.trace() {
+        trace.end_tools("aborted");
+    }
+    AgentError::Aborted {
+        checkpoint: Box::new(stopped(run.clone())),
+    }
+}
+
+/// What `call` stands for could not be reached. Not recorded: the checkpoint from before the call calls it again
+/// when resumed — or, for a call resumed with answers to its requests for input, waits for those answers again.
+fn unavailable(run: &Run<'_>, call: &ToolUse, source: crate::tool::Unavailable, hooks: &mut Hooks<'_>) -> AgentError {
+    if let Some(trace) = hooks.trace() {
+        trace.end_tools("unavailable");
+    }
+    let mut before = run.clone();
+    before.reopen_input(&call.id);
+    AgentError::Mcp {
+        source,
+        checkpoint: Some(Box::new(stopped(before))),
+    }
+}
+
+/// Takes a call's outcome into the run: the state it set (unless it breaks the limits: then the call's result says
+/// so), its result, reported and traced. A call that pauses while the run already waits for another (calls that ran
+/// together) is not recorded: it runs again once the run goes on.
+fn finish(
+    config: &AgentConfig,
+    run: &mut Run<'_>,
+    call: &ToolUse,
+    mut outcome: ToolOutcome,
+    next: Option<Value>,
+    hooks: &mut Hooks<'_>,
+) {
+    let pauses = matches!(
+        outcome,
+        ToolOutcome::Interrupt(_) | ToolOutcome::Input(_) | ToolOutcome::Nested(_)
+    );
+    if pauses && run.checkpoint().is_interrupted() {
+        if let Some(trace) = hooks.trace() {
+            trace.tool_end(&call.id, None, None);
+        }
+        return;
+    }
+    if let Some(state) = next {
+        if let Err(why) = keep_state(config, run, state, call, hooks) {
+            outcome = ToolOutcome::Error(why);
+        }
+    }
+    run.tool_finished(&call.id, outcome, now_ms());
+    if let Some(trace) = hooks.trace() {
+        let result = run.checkpoint().tool_results.iter().find(|r| r.tool_use_id == call.id);
+        trace.tool_end(&call.id, result, None);
+    }
+    hooks.result(run, call);
+}
+
+/// One call: the tool runs with the agent's state.
+async fn run_tool(
+    config: &AgentConfig,
+    run: &mut Run<'_>,
+    call: ToolUse,
+    hooks: &mut Hooks<'_>,
+) -> Result<(), AgentError> {
+    started(&call, hooks);
     // The subagent's run the check before this resume opened, when the call goes on with it.
     let opened = if crate::subagent::NESTS {
         run.take_opened(&call.id)
     } else {
         None
     };
-    let slot = StateSlot {
-        current: run.state(),
-        next: std::sync::Mutex::new(None),
-    };
+    let slot = StateSlot::new(run.state(), None);
     let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
     // A subagent's call is lent the run's events, policies and budgets, and counts the tokens the subagent spends.
     let lent = config
@@ -648,7 +842,19 @@ async fn run_tool(
             failed: std::sync::Mutex::new(Vec::new()),
             opened,
         });
-    let called = call_tool(config, run.run_id(), &call, &slot, input.as_ref(), lent.as_ref(), hooks).await;
+    let called = {
+        let shared: Shared<'_, '_> = std::sync::Mutex::new(&mut *hooks);
+        call_tool(
+            config,
+            run.run_id(),
+            &call,
+            &slot,
+            input.as_ref(),
+            lent.as_ref(),
+            &shared,
+        )
+        .await
+    };
     let (spent, failed) = match lent {
         Some(l) => (
             Some(l.spent.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)),
@@ -658,31 +864,8 @@ async fn run_tool(
     };
     let mut outcome = match called {
         Ok(outcome) => outcome,
-        // Stopped by the run's signal (its request cancelled, or a wait before a retry): the run is aborted,
-        // the call not recorded.
-        Err(why) => match why.filter(|_| !hooks.events.aborted()) {
-            None => {
-                if let Some(trace) = hooks.trace() {
-                    trace.tool_end(None, Some("aborted"));
-                }
-                return Err(AgentError::Aborted {
-                    checkpoint: Box::new(stopped(run.clone())),
-                });
-            }
-            // Not recorded: the checkpoint from before the call calls it again when resumed — or, for a call
-            // resumed with answers to its requests for input, waits for those answers again.
-            Some(source) => {
-                if let Some(trace) = hooks.trace() {
-                    trace.tool_end(None, Some("unavailable"));
-                }
-                let mut before = run.clone();
-                before.reopen_input(&call.id);
-                return Err(AgentError::Mcp {
-                    source,
-                    checkpoint: Some(Box::new(stopped(before))),
-                });
-            }
-        },
+        Err(Some(source)) if !hooks.events.aborted() => return Err(unavailable(run, &call, source, hooks)),
+        Err(_) => return Err(aborted(run, hooks)),
     };
     let next = slot
         .next
@@ -697,17 +880,7 @@ async fn run_tool(
             message.push_str(&format!(" ({why})"));
         }
     }
-    if let Some(state) = next {
-        if let Err(why) = keep_state(config, run, state, &call, hooks) {
-            outcome = ToolOutcome::Error(why);
-        }
-    }
-    run.tool_finished(&call.id, outcome, now_ms());
-    if let Some(trace) = hooks.trace() {
-        let result = run.checkpoint().tool_results.iter().find(|r| r.tool_use_id == call.id);
-        trace.tool_end(result, None);
-    }
-    hooks.result(run, &call);
+    finish(config, run, &call, outcome, next, hooks);
     hooks.checkpoint(run, config.codec()).await
 }
 
@@ -790,8 +963,8 @@ async fn call_tool(
     state: &StateSlot<'_>,
     input: Option<&crate::tool::PendingInput>,
     lent: Option<&Lend>,
-    hooks: &mut Hooks<'_>,
-) -> Result<ToolOutcome, Option<crate::tool::Unavailable>> {
+    hooks: &Shared<'_, '_>,
+) -> Called {
     let Some(tool) = config.tool(&call.name) else {
         return Ok(ToolOutcome::Error(format!("unknown tool {:?}", call.name)));
     };
@@ -801,18 +974,7 @@ async fn call_tool(
     let mut attempt = 1;
     loop {
         let answer = {
-            let nest = match lent {
-                Some(lend) if crate::subagent::NESTS => {
-                    let events: &mut dyn EventSink = &mut *hooks.events;
-                    let persist = hooks.persist.as_mut().map(|p| &mut **p as &mut dyn Persist);
-                    Some(Lent {
-                        events: std::sync::Mutex::new((events, persist)),
-                        trace: std::sync::Mutex::new(hooks.trace.as_mut().filter(|_| TRACED)),
-                        lend,
-                    })
-                }
-                _ => None,
-            };
+            let nest = lent.filter(|_| crate::subagent::NESTS).map(|lend| Lent { hooks, lend });
             let ctx = ToolContext {
                 tool_use_id: &call.id,
                 run_id,
@@ -859,24 +1021,27 @@ async fn call_tool(
             };
             return Ok(ToolOutcome::Error(format!("{failed}{tried}")));
         }
-        if hooks.watching() {
-            hooks.emit_ref(&Event::ToolRetry {
-                id: &call.id,
-                tool_name: &call.name,
-                attempt,
-                error: &failed,
-                delay_ms: backoff,
-            });
+        {
+            let mut hooks = lock(hooks);
+            if hooks.watching() {
+                hooks.emit_ref(&Event::ToolRetry {
+                    id: &call.id,
+                    tool_name: &call.name,
+                    attempt,
+                    error: &failed,
+                    delay_ms: backoff,
+                });
+            }
         }
         // What a failed attempt set is not kept.
-        *state.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        *lock(&state.next) = None;
         if backoff > 0 {
-            let stop = hooks.events.when_aborted();
+            let stop = lock(hooks).events.when_aborted();
             let waited = match config.wait(backoff) {
                 Some(wait) => crate::platform::unless_stopped(wait, stop).await,
                 None => Some(()),
             };
-            if waited.is_none() || hooks.events.aborted() {
+            if waited.is_none() || lock(hooks).events.aborted() {
                 return Err(None);
             }
         }
@@ -895,11 +1060,10 @@ struct Lend {
     opened: Option<crate::agent::Decoded>,
 }
 
-/// [`Lend`] with the run's listener and its session's numbering, for one attempt of the call.
-struct Lent<'a> {
-    events: std::sync::Mutex<(&'a mut dyn EventSink, Option<&'a mut dyn Persist>)>,
-    /// The run's trace (its tool span is the call's).
-    trace: std::sync::Mutex<Option<&'a mut crate::telemetry::RunTrace>>,
+/// [`Lend`] with the run's hooks: its listener, its session's numbering and its trace (whose tool span is the
+/// call's), for one attempt of the call.
+struct Lent<'a, 'b, 'h> {
+    hooks: &'a Shared<'b, 'h>,
     lend: &'a Lend,
 }
 
@@ -931,13 +1095,13 @@ impl EventSink for Numbered<'_> {
     }
 }
 
-impl crate::tool::Nesting for Lent<'_> {
+impl crate::tool::Nesting for Lent<'_, '_, '_> {
     fn sink(&self, f: &mut dyn FnMut(&mut dyn EventSink)) {
-        let mut guard = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (events, persist) = &mut *guard;
+        let mut hooks = lock(self.hooks);
+        let hooks = &mut **hooks;
         f(&mut Numbered {
-            events: &mut **events as &mut dyn EventSink,
-            persist: persist.as_mut().map(|p| &mut **p as &mut dyn Persist),
+            events: &mut *hooks.events,
+            persist: hooks.persist.as_mut().map(|p| &mut **p as &mut dyn Persist),
         });
     }
     fn policies(&self) -> &[std::sync::Arc<dyn crate::approval::ApprovalPolicy>] {
@@ -957,8 +1121,8 @@ impl crate::tool::Nesting for Lent<'_> {
         self.lend.opened.as_ref()
     }
     fn traced(&self, f: &mut crate::tool::UnderTrace<'_>) {
-        let trace = self.trace.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match trace.as_deref() {
+        let hooks = lock(self.hooks);
+        match hooks.trace.as_ref().filter(|_| TRACED) {
             Some(t) => f(Some(t.telemetry()), t.tool_span()),
             None => f(None, None),
         }

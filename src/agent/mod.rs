@@ -64,6 +64,7 @@ pub struct AgentBuilder {
     telemetry: Option<crate::telemetry::Telemetry>,
     guardrails: crate::guardrail::Guardrails,
     tool_defaults: crate::tool::CallPolicy,
+    tool_concurrency: u32,
     timer: Option<crate::agent::config::Timer>,
     policy: Option<Arc<dyn crate::approval::ApprovalPolicy>>,
     budget: Option<crate::approval::Budget>,
@@ -174,6 +175,7 @@ impl Agent {
             telemetry: None,
             guardrails: crate::guardrail::Guardrails::default(),
             tool_defaults: crate::tool::CallPolicy::default(),
+            tool_concurrency: 0,
             timer: None,
             policy: None,
             budget: None,
@@ -281,6 +283,7 @@ impl Agent {
                 guardrails: c.guardrails.clone(),
                 policy: c.policy.clone(),
                 tool_defaults: c.tool_defaults,
+                tool_concurrency: c.tool_concurrency,
                 timer: c.timer.clone(),
             },
             model: Box::new(model),
@@ -372,6 +375,7 @@ impl AgentBuilder {
         b.compaction = spec.compaction;
         b.keys = spec.checkpoint_keys;
         b.tool_defaults = spec.tool_defaults;
+        b.tool_concurrency = spec.tool_concurrency;
         b.budget = spec.budget;
         b.on_drift = spec.on_drift;
         if let Some(source) = spec.approval {
@@ -435,6 +439,15 @@ impl AgentBuilder {
     /// Timeouts and retries for the tools that set none ([`CallPolicy`](crate::CallPolicy)).
     pub fn tool_defaults(mut self, policy: crate::tool::CallPolicy) -> Self {
         self.tool_defaults = policy;
+        self
+    }
+
+    /// How many calls of one model turn run at once: by default all of them, concurrently; `1` runs them one after
+    /// another, as before 0.4 (`0` means no bound). Whatever the bound, results, events and the checkpoint keep the
+    /// model's call order; calls that run together each see the state from before them (what they set is kept in
+    /// call order); a subagent's call runs alone.
+    pub fn tool_concurrency(mut self, n: u32) -> Self {
+        self.tool_concurrency = n;
         self
     }
 
@@ -527,6 +540,7 @@ impl AgentBuilder {
         config.telemetry = self.telemetry;
         config.guardrails = self.guardrails;
         config.tool_defaults = self.tool_defaults;
+        config.tool_concurrency = self.tool_concurrency;
         config.timer = self.timer;
         Ok(Agent {
             config,

@@ -593,6 +593,30 @@ impl<'c> Run<'c> {
         Step::CallModel
     }
 
+    /// The calls that run together with `first` (what [`Step::CallTool`] gave): it and the open calls right after it
+    /// that wait for a result and would run as they are (not refused, not the structured answer), up to the first
+    /// that would not or whose tool `together` keeps apart. Their results are taken in call order ([`Run::tool_finished`]).
+    pub(crate) fn runs_with(&self, first: ToolUse, together: impl Fn(&str) -> bool) -> Vec<ToolUse> {
+        let calls = self.state.open_calls().unwrap_or_default();
+        let after = calls
+            .iter()
+            .position(|c| c.id == first.id)
+            .map_or(calls.len(), |k| k + 1);
+        if !together(&first.name) {
+            return vec![first];
+        }
+        let mut batch = vec![first];
+        let answered = |c: &ToolUse| self.state.tool_results.iter().any(|r| r.tool_use_id == c.id);
+        let final_answer = |c: &ToolUse| c.name == FINAL_ANSWER_TOOL && self.config.output.is_some();
+        for &c in calls.iter().skip(after).filter(|c| !answered(c)) {
+            if final_answer(c) || !together(&c.name) || self.refusal(c).is_some() {
+                break;
+            }
+            batch.push(c.clone());
+        }
+        batch
+    }
+
     /// Why the run answers `call` itself instead of running it: an unknown tool, arguments that are not a
     /// JSON object, or input that breaks the tool's schema.
     fn refusal(&self, call: &ToolUse) -> Option<String> {

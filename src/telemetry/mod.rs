@@ -226,7 +226,8 @@ pub(crate) struct RunTrace {
     telemetry: Telemetry,
     agent: Box<dyn Span>,
     chat: Option<Box<dyn Span>>,
-    tool: Option<Box<dyn Span>>,
+    /// The tool calls under way, by call id (several when a turn's calls run concurrently).
+    tools: Vec<(String, Box<dyn Span>)>,
     usage_before: Usage,
 }
 
@@ -313,7 +314,7 @@ impl RunTrace {
             telemetry: telemetry.clone(),
             agent,
             chat: None,
-            tool: None,
+            tools: Vec::new(),
             usage_before: checkpoint.usage,
         }
     }
@@ -323,9 +324,9 @@ impl RunTrace {
         &self.telemetry
     }
 
-    /// The span of the tool call running now, if one is.
+    /// The span of the tool call started last, if one is under way (a subagent's call runs alone).
     pub(crate) fn tool_span(&self) -> Option<&dyn Span> {
-        self.tool.as_deref()
+        self.tools.last().map(|(_, s)| &**s)
     }
 
     /// The `invoke_agent` span's W3C context, when the tracer gives a well-formed one (a tracer's malformed answer
@@ -432,19 +433,23 @@ impl RunTrace {
             input = content::bounded(crate::keys::canonical_json(&call.input));
             attributes.push((names::TOOL_ARGUMENTS, Attr::Str(&input)));
         }
-        self.tool = Some(self.telemetry.tracer.start(SpanStart {
+        let span = self.telemetry.tracer.start(SpanStart {
             kind: SpanKind::Tool,
             name: &name,
             parent: Some(&*self.agent),
             attributes: &attributes,
             links: &[],
-        }));
+        });
+        self.tools.push((call.id.clone(), span));
     }
 
-    /// The tool call ended: with its result, paused (`None`: an interrupt or a request for input), or not
+    /// Tool call `id` ended: with its result, paused (`None`: an interrupt or a request for input), or not
     /// finished (`error`: why).
-    pub(crate) fn tool_end(&mut self, result: Option<&ToolResult>, error: Option<&str>) {
-        let Some(mut span) = self.tool.take() else { return };
+    pub(crate) fn tool_end(&mut self, id: &str, result: Option<&ToolResult>, error: Option<&str>) {
+        let Some(k) = self.tools.iter().position(|(i, _)| i == id) else {
+            return;
+        };
+        let (_, mut span) = self.tools.remove(k);
         match (result, error) {
             (_, Some(why)) => span.end(Some(why)),
             (Some(r), None) => {
@@ -460,6 +465,14 @@ impl RunTrace {
         }
     }
 
+    /// The tool calls under way ended without a result (`why`: the run was stopped, or a call's server could not
+    /// be reached).
+    pub(crate) fn end_tools(&mut self, why: &str) {
+        for (_, tool) in self.tools.drain(..) {
+            tool.end(Some(why));
+        }
+    }
+
     /// The call ended: completed or paused (`checkpoint`), or failed.
     pub(crate) fn end(mut self, checkpoint: Option<&Checkpoint>, error: Option<&AgentError>) {
         // A span still open (an error between start and end) ends with the call.
@@ -467,7 +480,7 @@ impl RunTrace {
         if let Some(chat) = self.chat.take() {
             chat.end(Some(failed.unwrap_or("interrupted")));
         }
-        if let Some(tool) = self.tool.take() {
+        for (_, tool) in self.tools.drain(..) {
             tool.end(Some(failed.unwrap_or("interrupted")));
         }
         if let Some(cp) = checkpoint {

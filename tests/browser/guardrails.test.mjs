@@ -62,3 +62,48 @@ test('Chromium: a Zod tool schema and input and output guardrails', { timeout: 6
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// A turn's calls running together in a page (issue 36): they overlap (counted), results keep the call order, and a
+// question in the middle lets the others finish; the pause, stored as JSON, resumes without running them again.
+test('Chromium: calls of one turn run together and a question lets the others finish', { timeout: 60_000 }, async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`http://127.0.0.1:${server.address().port}/pkg/package.json`);
+  const seen = await page.evaluate(async () => {
+    const { agent, defineTool, scriptedModel, InterruptError } = await import('/pkg/browser.js');
+    const f = { now: 0, max: 0, lookups: 0, finished: [] };
+    const lookup = defineTool({
+      name: 'lookup',
+      handle: async ({ key, ms }, { toolUseId }) => {
+        f.lookups += 1;
+        f.max = Math.max(f.max, ++f.now);
+        await new Promise((r) => setTimeout(r, ms));
+        f.now -= 1;
+        f.finished.push(toolUseId);
+        return `v-${key}`;
+      },
+    });
+    const ask = defineTool({ name: 'ask', handle: ({ q }) => { throw new InterruptError(q); } });
+    const script = () => scriptedModel([
+      { content: [
+        { type: 'tool_use', id: 'c1', name: 'lookup', input: { key: 'a', ms: 40 } },
+        { type: 'tool_use', id: 'c2', name: 'ask', input: { q: 'Which day?' } },
+        { type: 'tool_use', id: 'c3', name: 'lookup', input: { key: 'b', ms: 10 } },
+      ] },
+      'Planned.',
+    ]);
+    const paused = await agent({ model: script(), tools: [lookup, ask] }).prompt('Plan');
+    const stored = JSON.stringify(paused.checkpoint);
+    const lookupsAtPause = f.lookups;
+    const done = await agent({ model: script(), tools: [lookup, ask] }).resume(JSON.parse(stored), 'Friday');
+    const results = done.checkpoint.messages[2].content.map((b) => b.content);
+    return { question: paused.question, max: f.max, finished: f.finished, lookupsAtPause, lookups: f.lookups, text: done.text, results };
+  });
+  assert.deepEqual(seen, {
+    question: 'Which day?', max: 2, finished: ['c3', 'c1'], lookupsAtPause: 2, lookups: 2, text: 'Planned.', results: ['v-a', 'Friday', 'v-b'],
+  });
+  assert.deepEqual(errors, []);
+  await context.close();
+});

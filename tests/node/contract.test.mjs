@@ -137,10 +137,10 @@ describe('rule 1: the loop', () => {
 describe('rule 2/3: interrupts and resume', () => {
   const threeCalls = () => turn(toolUse('c1', 'lookup', { key: 'k1' }), toolUse('c2', 'ask_user', { question: 'Your deadline?' }), toolUse('c3', 'lookup', { key: 'k3' }));
 
-  test('parallel calls with an interrupt in the middle: kept, paused, resumed, none repeated', async () => {
+  test('parallel calls with an interrupt in the middle, one at a time (the reference\'s order): kept, paused, resumed, none repeated', async () => {
     const log = [];
     const { model, requests } = recordingModel([threeCalls(), text('Planned.')]);
-    const cfg = { tools: tools(log), model };
+    const cfg = { tools: tools(log), model, toolConcurrency: 1 };
     const paused = await agent(cfg).prompt('Plan');
     assert.ok(isInterrupted(paused));
     assert.equal(paused.interrupted, true);
@@ -150,7 +150,7 @@ describe('rule 2/3: interrupts and resume', () => {
     assert.deepEqual(paused.checkpoint.toolResults, [{ toolUseId: 'c1', content: '{"key":"k1","value":"v-k1"}' }]);
     assert.deepEqual(log, ['lookup:k1', 'ask:Your deadline?'], 'c3 has not run');
 
-    const done = await agent({ tools: tools(log), model }).resume(JSON.parse(JSON.stringify(paused.checkpoint)), 'end of Q2');
+    const done = await agent({ ...cfg, tools: tools(log) }).resume(JSON.parse(JSON.stringify(paused.checkpoint)), 'end of Q2');
     assert.equal(done.text, 'Planned.');
     assert.deepEqual(log, ['lookup:k1', 'ask:Your deadline?', 'lookup:k3']);
     const results = resultsOf(requests[1].messages[2]);
@@ -160,6 +160,25 @@ describe('rule 2/3: interrupts and resume', () => {
     assertProviderValid(done.messages);
     assert.equal(done.checkpoint.pendingToolUseId, undefined);
     assert.equal('toolResults' in done.checkpoint, false);
+  });
+
+  test('parallel calls with an interrupt in the middle, run together (the default): the others finish, none repeated', async () => {
+    const log = [];
+    const { model, requests } = recordingModel([threeCalls(), text('Planned.')]);
+    const paused = await agent({ tools: tools(log), model }).prompt('Plan');
+    assert.equal(paused.question, 'Your deadline?');
+    assert.equal(paused.checkpoint.pendingToolUseId, 'c2');
+    assert.deepEqual(paused.checkpoint.toolResults, [
+      { toolUseId: 'c1', content: '{"key":"k1","value":"v-k1"}' }, { toolUseId: 'c3', content: '{"key":"k3","value":"v-k3"}' },
+    ]);
+    assert.deepEqual(log, ['lookup:k1', 'ask:Your deadline?', 'lookup:k3'], 'c3 ran beside the question');
+    const done = await agent({ tools: tools(log), model }).resume(JSON.parse(JSON.stringify(paused.checkpoint)), 'end of Q2');
+    assert.equal(done.text, 'Planned.');
+    assert.deepEqual(log, ['lookup:k1', 'ask:Your deadline?', 'lookup:k3'], 'none ran again');
+    assert.deepEqual(resultsOf(requests[1].messages[2]).map((b) => [b.toolUseId, b.content]), [
+      ['c1', '{"key":"k1","value":"v-k1"}'], ['c2', 'end of Q2'], ['c3', '{"key":"k3","value":"v-k3"}'],
+    ]);
+    assertProviderValid(done.messages);
   });
 
   test('two interrupts in one turn: both questions are asked, in order', async () => {

@@ -94,3 +94,17 @@ test('workerd: a payment that waits for two approvers, each approving in a reque
   assert.equal(late.error, 'DecisionError', JSON.stringify(late));
   assert.equal(late.paid, bob.paid);
 });
+
+// A turn's calls running together in a real workerd (issue 36): the two lookups around a question overlap, the pause
+// keeps both results in KV, and the reply in a request of its own runs neither again.
+test('workerd: calls of one turn run together; the reply after the question runs none of them again', async () => {
+  const post = async (body) => {
+    const res = await fetch(new URL('/concurrent', worker.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(res.status, 200, await res.clone().text());
+    return res.json();
+  };
+  const paused = await post({ sessionId: 'cc1' });
+  assert.deepEqual(paused, { question: 'Which day?', results: ['c1', 'c3'], lookups: 2, maxInFlight: 2 });
+  const done = await post({ sessionId: 'cc1', answer: 'Friday' });
+  assert.deepEqual([done.text, done.lookups], ['Planned.', 0]);
+});

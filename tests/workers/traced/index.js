@@ -4,9 +4,12 @@
 // result, or the error's name, guardrail, kind and info.
 // POST /payments { sessionId, message } or { sessionId, decisions } with the approver's login in `x-user`: a session in
 // KV of an agent whose approval policy asks two approvers for payments over 100; answers the result, or the error.
+// POST /concurrent { sessionId, answer? }: a session in KV whose model calls two slow lookups around a question in one
+// turn (issue 36, calls running together); answers the result, the turn's results so far, how many lookups ran in this
+// request and how many were under way at once.
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
-import { agent, defineTool, kvSaver, scriptedModel } from 'resumable-agent';
+import { agent, defineTool, kvSaver, scriptedModel, InterruptError } from 'resumable-agent';
 
 const exporter = new InMemorySpanExporter();
 const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('worker');
@@ -66,8 +69,40 @@ async function payments(request, env, ctx) {
   }
 }
 
+async function concurrent(request, env) {
+  const { sessionId, answer } = await request.json();
+  const seen = { now: 0, max: 0, lookups: 0 };
+  const lookup = defineTool({
+    name: 'lookup',
+    handle: async ({ key, ms }) => {
+      seen.lookups += 1;
+      seen.max = Math.max(seen.max, ++seen.now);
+      await new Promise((r) => setTimeout(r, ms));
+      seen.now -= 1;
+      return `v-${key}`;
+    },
+  });
+  const ask = defineTool({ name: 'ask', handle: ({ q }) => { throw new InterruptError(q); } });
+  const planner = agent({
+    model: scriptedModel([
+      { content: [
+        { type: 'tool_use', id: 'c1', name: 'lookup', input: { key: 'a', ms: 30 } },
+        { type: 'tool_use', id: 'c2', name: 'ask', input: { q: 'Which day?' } },
+        { type: 'tool_use', id: 'c3', name: 'lookup', input: { key: 'b', ms: 10 } },
+      ] },
+      'Planned.',
+    ]),
+    tools: [lookup, ask],
+  });
+  const session = planner.session(kvSaver(env.SESSIONS), sessionId);
+  const r = answer ? await session.reply(answer) : await session.prompt('Plan');
+  const results = (r.checkpoint.toolResults ?? []).map((x) => x.tool_use_id ?? x.toolUseId);
+  return Response.json({ text: r.text, question: r.question, results, lookups: seen.lookups, maxInFlight: seen.max });
+}
+
 export default {
   async fetch(request, env, ctx) {
+    if (new URL(request.url).pathname === '/concurrent') return concurrent(request, env);
     if (new URL(request.url).pathname === '/guarded') return guarded(request);
     if (new URL(request.url).pathname === '/payments') return payments(request, env, ctx);
     exporter.reset();
