@@ -637,16 +637,21 @@ async fn run_tools(
                 .is_some_and(|t| !(crate::subagent::NESTS && t.runs_agent()))
         })
     };
-    if calls.len() == 1 {
-        let call = calls
-            .into_iter()
-            .next()
-            .ok_or_else(|| AgentError::Config("no call".into()))?;
-        return run_tool(config, run, call, hooks).await;
-    }
     for call in &calls {
         started(call, hooks);
     }
+    // A subagent's call (it runs alone) is lent the run's events, policies and budgets, and counts the tokens the
+    // subagent spends; it goes on with the subagent's run the check before this resume opened, if it did.
+    let lent = match calls.as_slice() {
+        [call] if crate::subagent::NESTS && config.tool(&call.name).is_some_and(|t| t.runs_agent()) => Some(Lend {
+            policies: config.policy.iter().chain(&hooks.policies).cloned().collect(),
+            budgets: run.budgets_within(),
+            spent: std::sync::Mutex::new(Usage::default()),
+            failed: std::sync::Mutex::new(Vec::new()),
+            opened: run.take_opened(&call.id),
+        }),
+        _ => None,
+    };
     // Each call sees the state as the calls before it in time left it; what they set is kept in call order.
     let current = run.state().cloned();
     let latest = std::sync::Mutex::new((0, None));
@@ -663,7 +668,12 @@ async fn run_tools(
         0 => calls.len(),
         n => usize::try_from(n).unwrap_or(usize::MAX),
     };
-    let mut stop = hooks.events.when_aborted();
+    // The run's signal stops every call under way — but a subagent's, which its own run stops (its checkpoint kept).
+    let mut stop = if lent.is_some() {
+        None
+    } else {
+        hooks.events.when_aborted()
+    };
     let shared: Shared<'_, '_> = std::sync::Mutex::new(&mut *hooks);
     let mut running: Vec<Option<BoxFuture<'_, Called>>> = calls.iter().map(|_| None).collect();
     let mut done: Vec<Option<Called>> = calls.iter().map(|_| None).collect();
@@ -680,7 +690,7 @@ async fn run_tools(
                     call,
                     slot,
                     input.as_ref(),
-                    None,
+                    lent.as_ref(),
                     &shared,
                 )));
                 started += 1;
@@ -704,6 +714,15 @@ async fn run_tools(
                         return std::task::Poll::Ready(Err(taken));
                     }
                 };
+                if let Some(lend) = &lent {
+                    run.spent(*lock(&lend.spent));
+                    // A subagent's failed runs, kept with the call's result (in the same checkpoint).
+                    if let Some(why) = run.keep_failed(std::mem::take(&mut *lock(&lend.failed))) {
+                        if let ToolOutcome::Error(message) = &mut outcome {
+                            message.push_str(&format!(" ({why})"));
+                        }
+                    }
+                }
                 let mut next_state = lock(&slot.next).take();
                 if next_state.is_some() && slot.stale.load(std::sync::atomic::Ordering::Relaxed) {
                     next_state = None;
@@ -736,7 +755,9 @@ async fn run_tools(
     match ended {
         Ok(()) => hooks.checkpoint(run, config.codec()).await,
         Err(k) => match (done.get_mut(k).and_then(Option::take), calls.get(k)) {
-            (Some(Err(Some(source))), Some(call)) => Err(unavailable(run, call, source, hooks)),
+            (Some(Err(Some(source))), Some(call)) if !hooks.events.aborted() => {
+                Err(unavailable(run, call, source, hooks))
+            }
             _ => Err(aborted(run, hooks)),
         },
     }
@@ -813,75 +834,6 @@ fn finish(
         trace.tool_end(&call.id, result, None);
     }
     hooks.result(run, call);
-}
-
-/// One call: the tool runs with the agent's state.
-async fn run_tool(
-    config: &AgentConfig,
-    run: &mut Run<'_>,
-    call: ToolUse,
-    hooks: &mut Hooks<'_>,
-) -> Result<(), AgentError> {
-    started(&call, hooks);
-    // The subagent's run the check before this resume opened, when the call goes on with it.
-    let opened = if crate::subagent::NESTS {
-        run.take_opened(&call.id)
-    } else {
-        None
-    };
-    let slot = StateSlot::new(run.state(), None);
-    let input = run.checkpoint().pending_input.clone().filter(|p| p.call == call.id);
-    // A subagent's call is lent the run's events, policies and budgets, and counts the tokens the subagent spends.
-    let lent = config
-        .tool(&call.name)
-        .filter(|t| crate::subagent::NESTS && t.runs_agent())
-        .map(|_| Lend {
-            policies: config.policy.iter().chain(&hooks.policies).cloned().collect(),
-            budgets: run.budgets_within(),
-            spent: std::sync::Mutex::new(Usage::default()),
-            failed: std::sync::Mutex::new(Vec::new()),
-            opened,
-        });
-    let called = {
-        let shared: Shared<'_, '_> = std::sync::Mutex::new(&mut *hooks);
-        call_tool(
-            config,
-            run.run_id(),
-            &call,
-            &slot,
-            input.as_ref(),
-            lent.as_ref(),
-            &shared,
-        )
-        .await
-    };
-    let (spent, failed) = match lent {
-        Some(l) => (
-            Some(l.spent.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)),
-            l.failed.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner),
-        ),
-        None => (None, Vec::new()),
-    };
-    let mut outcome = match called {
-        Ok(outcome) => outcome,
-        Err(Some(source)) if !hooks.events.aborted() => return Err(unavailable(run, &call, source, hooks)),
-        Err(_) => return Err(aborted(run, hooks)),
-    };
-    let next = slot
-        .next
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(spent) = spent {
-        run.spent(spent);
-    }
-    // A subagent's failed runs, kept with the call's result (in the same checkpoint).
-    if let Some(why) = run.keep_failed(failed).filter(|_| crate::subagent::NESTS) {
-        if let ToolOutcome::Error(message) = &mut outcome {
-            message.push_str(&format!(" ({why})"));
-        }
-    }
-    finish(config, run, &call, outcome, next, hooks);
-    hooks.checkpoint(run, config.codec()).await
 }
 
 /// Keeps the state a tool set, refused like any input over the limits (so the run can always be read back).
