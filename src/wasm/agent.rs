@@ -103,7 +103,10 @@ pub(super) async fn call_js(f: &JsValue, a: &JsValue, b: Option<&JsValue>) -> Re
     if !is_thenable(&returned) {
         return Ok(returned);
     }
-    JsFuture::from(Promise::resolve(&returned)).await
+    // Dropped before it settles (a timeout, an abort): the promise is settled, or what waits for it would be kept.
+    let promise = super::glue::settling(&returned);
+    let _settle = StopListening(get(&promise, "cancel"));
+    JsFuture::from(promise).await
 }
 
 #[cfg(feature = "js-guardrails")]
@@ -705,7 +708,8 @@ impl EventSink for JsEvents {
     }
 }
 
-/// Removes an abort listener when the wait for it ends (the call finished first, or the signal aborted).
+/// Calls a JS `cancel()` when a wait ends however it ends (finished, or dropped): it removes an abort listener, or
+/// settles a promise nobody waits for any more.
 struct StopListening(JsValue);
 
 impl Drop for StopListening {

@@ -250,6 +250,19 @@ export function onAbort(signal) {
   return { promise, cancel };
 }
 
+/**
+ * `p` as a promise that also settles (with `undefined`) once its `cancel()` is called: what a dropped wait in Rust
+ * (a timeout, an abort, calls stopped together) calls, so that a tool or model that never settles does not keep what
+ * awaited it.
+ */
+export function settling(p) {
+  let cancel;
+  const stop = new Promise((resolve) => { cancel = resolve; });
+  const promise = Promise.race([p, stop]);
+  promise.cancel = cancel;
+  return promise;
+}
+
 /** The messages of a checkpoint's JSON text, parsed here (`undefined` when there is no such array). */
 export function messagesOf(text) {
   try {

@@ -68,6 +68,9 @@ extern "C" {
     pub(super) fn sleep(ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(js_name = appendMessages)]
     pub(super) fn append_messages(mirror: &js_sys::Array, added: Option<&str>) -> js_sys::Array;
+    /// `promise`, which also settles once its `cancel()` is called (when the wait for it is dropped).
+    #[wasm_bindgen(js_name = settling)]
+    pub(super) fn settling(promise: &JsValue) -> js_sys::Promise;
     /// `{ promise, cancel }`: resolves when `signal` aborts; `undefined` when it is not an AbortSignal.
     #[wasm_bindgen(js_name = onAbort)]
     pub(super) fn on_abort(signal: &JsValue) -> JsValue;

@@ -252,6 +252,34 @@ export const SHAPES = {
     for await (const e of a.session(saver, 's').replay()) if (e.path) nested += 1;
     expect(p.interrupts[0].id === 'm/k' && r.text === 'ok' && nested > 0, 'logged and replayed');
   },
+  // A turn's three calls running together (issue 36): two async lookups around a question; the pause keeps both
+  // results and the resume runs neither again.
+  'tools-together': async () => {
+    let ran = 0;
+    const slowLookup = defineTool({ name: 'lookup', handle: async ({ key }) => { ran += 1; await Promise.resolve(); return `v-${key}`; } });
+    const script = () => scriptedModel([{ content: [call('a', 'lookup', { key: 'a' }), call('q', 'ask_user', { question: 'Day?' }), call('b', 'lookup', { key: 'b' })] }, 'planned']);
+    const p = await agent({ tools: [slowLookup, askUser], model: script() }).prompt('go');
+    const r = await agent({ tools: [slowLookup, askUser], model: script() }).resume(p.checkpoint, 'Friday');
+    expect(p.checkpoint.toolResults.length === 2 && r.text === 'planned' && ran === 2, 'kept at the pause, none ran again');
+  },
+  // The run's signal stops a turn whose middle call never settles: the others are dropped or taken, the hung
+  // call's promise is left pending forever (what awaited it must still be freed).
+  'tools-together-abort': async () => {
+    const controller = new AbortController();
+    const hang = defineTool({ name: 'hang', handle: () => { controller.abort(); return new Promise(() => {}); } });
+    const model = scriptedModel([{ content: [call('a', 'lookup', { key: 'a' }), call('h', 'hang', {}), call('b', 'lookup', { key: 'b' })] }, 'never']);
+    const e = await agent({ tools: [lookup, hang], model }).prompt('go', { signal: controller.signal }).catch((x) => x);
+    expect(e?.name === 'AbortedError' && e.checkpoint.toolResults.length === 1, 'aborted, the first call taken');
+  },
+  // A tool that never settles, stopped by its timeout, and a model function that never answers, stopped by the run's
+  // signal: the promises stay pending forever; what awaited them must be freed.
+  'hung-tool-and-model': async () => {
+    const hung = defineTool({ name: 'hung', timeoutMs: 1, handle: () => new Promise(() => {}) });
+    const r = await agent({ tools: [hung], model: scriptedModel([{ content: [call('h', 'hung', {})] }, 'gave up']) }).prompt('go');
+    const controller = new AbortController();
+    const e = await agent({ model: () => { controller.abort(); return new Promise(() => {}); } }).prompt('go', { signal: controller.signal }).catch((x) => x);
+    expect(r.text === 'gave up' && e?.name === 'AbortedError', 'timed out, and aborted');
+  },
   // A tool that times out once (a host timer per attempt, cleared) and answers on its retry; the timed-out attempt
   // settles later, ignored.
   'tool-retry-timeout': async () => {
