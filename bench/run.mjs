@@ -149,6 +149,12 @@ const subagentsRun = spawnSync(process.execPath, [join(BENCH, 'subagents.mjs')],
 if (subagentsRun.status !== 0) throw new Error(`subagents.mjs failed (${subagentsRun.status ?? subagentsRun.signal}):\n${subagentsRun.stderr}`);
 const subagentsTable = subagentsRun.stdout.trim();
 
+// ---- 8g: concurrent tool calls: a turn of three 100 ms tools, and the machinery's cost (bench/concurrency.mjs) --
+log('concurrency: a turn of three 100 ms tools together vs one at a time; ms per step and session writes at n = 20/400');
+const concurrencyRun = spawnSync(process.execPath, [join(BENCH, 'concurrency.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 900_000, maxBuffer: 16 << 20 });
+if (concurrencyRun.status !== 0) throw new Error(`concurrency.mjs failed (${concurrencyRun.status ?? concurrencyRun.signal}):\n${concurrencyRun.stderr}`);
+const concurrencyTable = concurrencyRun.stdout.trim();
+
 // ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
 log('streaming: first byte -> first text-delta, warm and cold');
 const streamWarm = child('first-delta.mjs', '20', '50');
@@ -422,6 +428,8 @@ ${mcpTable}
 ${telemetryTable}
 
 ${subagentsTable}
+
+${concurrencyTable}
 
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;
