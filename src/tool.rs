@@ -435,6 +435,14 @@ pub trait Tool: MaybeSend + MaybeSync {
     fn runs_agent(&self) -> bool {
         false
     }
+
+    /// True for a tool whose calls see the run's signal themselves and end when it aborts, after what they must do
+    /// then (an MCP call tells its server it is cancelled; a subagent keeps its run): an abort waits for them
+    /// instead of dropping them.
+    #[doc(hidden)]
+    fn stops_itself(&self) -> bool {
+        self.runs_agent()
+    }
 }
 
 /// How long a tool's call may take and how often a failed one is tried: `timeout_ms` bounds each attempt
@@ -495,6 +503,7 @@ pub(crate) trait DynTool: MaybeSend + MaybeSync {
         input: &'a PendingInput,
     ) -> BoxFuture<'a, Result<Option<crate::agent::Decoded>, crate::AgentError>>;
     fn runs_agent(&self) -> bool;
+    fn stops_itself(&self) -> bool;
 }
 
 /// The JSON an approval rule is fingerprinted as ([`Tool::approval_rule`]): `fixed` for a rule that answers
@@ -544,6 +553,9 @@ impl<T: Tool> DynTool for T {
     }
     fn runs_agent(&self) -> bool {
         Tool::runs_agent(self)
+    }
+    fn stops_itself(&self) -> bool {
+        Tool::stops_itself(self)
     }
 }
 

@@ -668,12 +668,14 @@ async fn run_tools(
         0 => calls.len(),
         n => usize::try_from(n).unwrap_or(usize::MAX),
     };
-    // The run's signal stops every call under way — but a subagent's, which its own run stops (its checkpoint kept).
-    let mut stop = if lent.is_some() {
-        None
-    } else {
-        hooks.events.when_aborted()
-    };
+    // The run's signal stops every call under way at once — but those that see it themselves and end after what
+    // they must do then (a subagent keeps its run, an MCP call tells its server): the abort waits for those.
+    let mut stop = hooks.events.when_aborted();
+    let waited: Vec<bool> = calls
+        .iter()
+        .map(|c| config.tool(&c.name).is_some_and(|t| t.stops_itself()))
+        .collect();
+    let mut stopping = false;
     let shared: Shared<'_, '_> = std::sync::Mutex::new(&mut *hooks);
     let mut running: Vec<Option<BoxFuture<'_, Called>>> = calls.iter().map(|_| None).collect();
     let mut done: Vec<Option<Called>> = calls.iter().map(|_| None).collect();
@@ -694,6 +696,14 @@ async fn run_tools(
                     &shared,
                 )));
                 started += 1;
+            }
+            if !stopping && stop.as_mut().is_some_and(|s| s.as_mut().poll(cx).is_ready()) {
+                // Nothing more starts; what does not end by itself is dropped.
+                stopping = true;
+                started = calls.len();
+                for (work, _) in running.iter_mut().zip(&waited).filter(|(_, w)| !**w) {
+                    *work = None;
+                }
             }
             let mut progressed = false;
             for (work, out) in running.iter_mut().zip(done.iter_mut()) {
@@ -740,7 +750,7 @@ async fn run_tools(
             if taken == calls.len() {
                 return std::task::Poll::Ready(Ok(()));
             }
-            if stop.as_mut().is_some_and(|s| s.as_mut().poll(cx).is_ready()) {
+            if stopping && running.iter().all(Option::is_none) {
                 return std::task::Poll::Ready(Err(taken));
             }
             if !progressed {

@@ -404,6 +404,10 @@ impl Tool for JsTool {
     fn runs_agent(&self) -> bool {
         self.spec.subagent.is_some()
     }
+
+    fn stops_itself(&self) -> bool {
+        self.spec.subagent.is_some() || self.spec.mcp.is_some()
+    }
 }
 
 /// An agent built from its spec for one call, with what JS threw inside it.
