@@ -31,7 +31,7 @@ lint: tools
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features reqwest,tracing -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --features js-all,kv,durable-object,d1 --lib -- -D warnings
-	for f in js js-sessions,js-telemetry,js-guardrails js-providers,js-telemetry,js-guardrails js-providers,js-sessions,js-telemetry,js-guardrails js-telemetry js-guardrails js-subagents; do cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$f --lib -- -D warnings || exit 1; done
+	for f in js js-sessions,js-telemetry,js-guardrails,js-summaries js-providers,js-telemetry,js-guardrails,js-summaries js-providers,js-sessions,js-telemetry,js-guardrails,js-summaries js-telemetry js-guardrails js-subagents js-summaries; do cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$f --lib -- -D warnings || exit 1; done
 
 test-native: tools
 	cargo test --features reqwest,tracing

@@ -155,6 +155,12 @@ const concurrencyRun = spawnSync(process.execPath, [join(BENCH, 'concurrency.mjs
 if (concurrencyRun.status !== 0) throw new Error(`concurrency.mjs failed (${concurrencyRun.status ?? concurrencyRun.signal}):\n${concurrencyRun.stderr}`);
 const concurrencyTable = concurrencyRun.stdout.trim();
 
+// ---- 8h: summarizing compaction: checkpoint bytes and ms per step, none vs drop vs summarize (bench/summaries.mjs) --
+log('summaries: a run of n lookups with no compaction, dropping, and summaries, at n = 20/400');
+const summariesRun = spawnSync(process.execPath, [join(BENCH, 'summaries.mjs')], { cwd: BENCH, encoding: 'utf8', timeout: 900_000, maxBuffer: 16 << 20 });
+if (summariesRun.status !== 0) throw new Error(`summaries.mjs failed (${summariesRun.status ?? summariesRun.signal}):\n${summariesRun.stderr}`);
+const summariesTable = summariesRun.stdout.trim();
+
 // ---- 9: streaming: a provider's first SSE byte -> the first text-delta event (ours, and a fetch floor) -----
 log('streaming: first byte -> first text-delta, warm and cold');
 const streamWarm = child('first-delta.mjs', '20', '50');
@@ -430,6 +436,8 @@ ${telemetryTable}
 ${subagentsTable}
 
 ${concurrencyTable}
+
+${summariesTable}
 
 Repetitions after warm-up, per n = ${N_VALUES.join('/')}: ${reps}. Every run, warm-up included, was checked: the final text, and that the last model call saw the whole history (2n+1 or 2n+2 messages in the framework's own representation, with all n tool results — n−1 lookups and the answer — in order). Whole run: ${elapsed.toFixed(0)} s.
 `;

@@ -480,13 +480,22 @@ export function agent(config) {
   const children = code.filter((f) => f instanceof Later);
   const builtin = BUILTIN_MODELS.get(model);
   const system = typeof config.instructions === 'string' ? config.instructions : undefined;
+  // A summarizing compaction needs a variant with it (every one but the core's); its model, if it has its own, stays here.
+  const summarize = config.compaction?.summarize;
+  if (summarize !== undefined && summarize !== null && summarize !== false) needFor('summaries', 'config.compaction.summarize');
+  const summaryModel = summarize?.model;
+  if (summaryModel !== undefined && typeof summaryModel !== 'function') {
+    throw new ConfigError(`config.compaction.summarize.model: expected a model function (request) => response or a provider, got ${describe(summaryModel)}`);
+  }
+  const summaryBuiltin = BUILTIN_MODELS.get(summaryModel);
+  const later = [builtin, summaryBuiltin, ...children].filter((x) => x !== undefined);
   const made = new Agent(new Later(() => {
     const fns = Object.freeze(children.length > 0 ? code.map((f) => (f instanceof Later ? f.get() : f)) : code);
-    const spec = { text, fns, model, builtin: builtin?.get(), system, telemetry, guardrails, approval };
+    const spec = { text, fns, model, builtin: builtin?.get(), system, telemetry, guardrails, approval, summaryModel, summaryBuiltin: summaryBuiltin?.get() };
     // What a JS model is shown as request.tools: the core's list (with final_answer when there is an output).
     spec.tools = remembered(AGENT_CHECKS, 16, text, () => Object.freeze(wasm.checkAgent(spec).map((t) => Object.freeze(t))));
     return Object.freeze(spec);
-  }, builtin ? [builtin, ...children] : children), telemetry !== undefined);
+  }, later), telemetry !== undefined);
   AGENT_TEXTS.set(made, text);
   return made;
 }

@@ -224,6 +224,11 @@ export interface Checkpoint {
   thread?: ThreadInfo;
   /** The W3C traceparent of the traced call that made this checkpoint: the call that resumes it links to it. */
   traceparent?: string;
+  /**
+   * The summary standing for the steps a summarizing compaction replaced: the model's text, how many messages it
+   * replaced in all, and `fnv1a64:<16 hex>` over them (telling what was replaced apart; not a signature).
+   */
+  summarized?: { text: string; messages: number; hash: string };
   /** When the run started, in ms since the epoch. */
   createdAt?: number;
   /** When this checkpoint was taken, in ms since the epoch. */
@@ -355,6 +360,10 @@ export type AgentEvent = (
   | { type: 'step-restart'; step: number }
   /** The oldest steps were dropped to keep the history within `compaction`. */
   | { type: 'compacted'; removedMessages: number; removedBytes: number; messages: number }
+  /** The oldest steps were replaced by a summary the model wrote (`compaction.summarize`; `checkpoint.summarized`). */
+  | { type: 'summarized'; removedMessages: number; removedBytes: number; messages: number; summary: string }
+  /** A summary call failed: the history stays as it was and the run goes on to its model call. */
+  | { type: 'summary-failed'; error: string }
   | { type: 'step-finish'; step: number; content: MessageContent[]; usage?: Usage }
   | { type: 'tool-call'; id: string; toolName: string; input: unknown }
   | { type: 'tool-result'; id: string; toolName: string; content: string; isError?: true }
@@ -795,7 +804,22 @@ export interface AgentConfig {
    * (its JSON) or `maxMessages`, the oldest whole steps after the first `keepFirst` messages (default 1: the
    * first user message) are dropped; every request stays provider-valid. A `compacted` event says what went.
    */
-  compaction?: { maxBytes?: number; maxMessages?: number; keepFirst?: number };
+  compaction?: {
+    maxBytes?: number;
+    maxMessages?: number;
+    keepFirst?: number;
+    /** Trailing messages always kept (whole steps; the last step is kept whatever this says). */
+    keepLast?: number;
+    /**
+     * Replace the oldest steps with a summary the model writes instead of dropping them: when the history passes
+     * its bounds, it is summarized down to half of them. `model`: who writes it (default: the agent's own model; a
+     * `scriptedModel` answers by turn, so give a function); `instructions`: what it is told. Not in
+     * 'resumable-agent/core'. See README "Compaction".
+     */
+    summarize?:
+      | true
+      | { maxBytes?: number; maxMessages?: number; keepLast?: number; instructions?: string; model?: Model };
+  };
   /**
    * OpenTelemetry spans of every call (`invoke_agent`, `chat`, `execute_tool`, GenAI semantic conventions),
    * linked across pauses through the checkpoint's `traceparent`. Not part of the agent: changing it never

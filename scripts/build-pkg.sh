@@ -8,9 +8,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 # name:cargo features. The order is the order in which a page prefers them (smallest first); `full` has everything.
-# Telemetry and guardrails (config.telemetry, config.guardrails) are in every variant but the core: the minimal agent
-# does not pay for them. MCP and subagents (agentTool()) are in the full variant alone.
-VARIANTS=(core:js sessions:js-sessions,js-telemetry,js-guardrails providers:js-providers,js-telemetry,js-guardrails providers_sessions:js-providers,js-sessions,js-telemetry,js-guardrails full:js-all)
+# Telemetry, guardrails and summarizing compaction (config.telemetry, config.guardrails, config.compaction.summarize)
+# are in every variant but the core: the minimal agent does not pay for them. MCP and subagents (agentTool()) are in the full variant alone.
+VARIANTS=(core:js sessions:js-sessions,js-telemetry,js-guardrails,js-summaries providers:js-providers,js-telemetry,js-guardrails,js-summaries providers_sessions:js-providers,js-sessions,js-telemetry,js-guardrails,js-summaries full:js-all)
 stamp=pkg/package.json
 if [ -f "$stamp" ] && [ -z "$(find src pkg-template Cargo.toml Cargo.lock scripts/build-pkg.sh scripts/variant-loaders.mjs scripts/pkg-meta.mjs scripts/heap-abi scripts/strip-reference-types.py scripts/guard-glue.py -newer "$stamp" -print -quit)" ]; then
   exit 0

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 const [dir, ...specs] = process.argv.slice(2);
 // Each variant's capabilities, from its cargo features (js-all: every one).
-const ALL = ['sessions', 'providers', 'mcp', 'telemetry', 'guardrails', 'subagents'];
+const ALL = ['sessions', 'providers', 'mcp', 'telemetry', 'guardrails', 'subagents', 'summaries'];
 const variants = specs.map((spec) => {
   const [name, features] = spec.split(':');
   const list = features.split(',');

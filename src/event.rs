@@ -54,6 +54,23 @@ pub enum Event<'a> {
         /// Messages left.
         messages: usize,
     },
+    /// Before a model call, the oldest steps were replaced by a summary the model wrote
+    /// (`compaction.summarize`; the checkpoint's `summarized`).
+    Summarized {
+        /// Messages replaced.
+        removed_messages: usize,
+        /// Their size, in bytes of JSON.
+        removed_bytes: usize,
+        /// Messages left.
+        messages: usize,
+        /// The summary (of the earlier summary too, when there was one).
+        summary: &'a str,
+    },
+    /// A summary call failed: the history stays as it was and the run goes on to its model call.
+    SummaryFailed {
+        /// Why.
+        error: &'a str,
+    },
     /// The model answered.
     StepFinish {
         /// The model call's number.

@@ -95,8 +95,8 @@ pub use model::{
 pub use options::HOST_FUNCTION;
 pub use platform::{BoxFuture, MaybeSend, MaybeSync};
 pub use run::{
-    Applied, Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL, Need, Run, RunConfig,
-    Step, ToolOutcome,
+    Applied, Compaction, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_OUTPUT_RETRIES, DEFAULT_SUMMARY_INSTRUCTIONS,
+    FINAL_ANSWER_TOOL, Need, Run, RunConfig, Step, Summarized, SummaryRequest, ToolOutcome,
 };
 #[cfg(all(target_arch = "wasm32", feature = "kv"))]
 pub use saver::KvSaver;

@@ -140,11 +140,6 @@ impl Options {
         self.map.remove(key)
     }
 
-    /// True when `key` is given.
-    pub(crate) fn has(&self, key: &str) -> bool {
-        self.map.get(key).is_some_and(|v| !v.is_null())
-    }
-
     pub(crate) fn string(&mut self, key: &str) -> Result<Option<String>, String> {
         match self.take(key) {
             None => Ok(None),

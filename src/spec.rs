@@ -429,6 +429,8 @@ pub struct AgentSpec {
     pub tool_defaults: crate::tool::CallPolicy,
     /// `toolConcurrency`: how many calls of a turn run at once (0, the default: all).
     pub tool_concurrency: u32,
+    /// `compaction.summarize.instructions`: what a summary call is told to do.
+    pub summary_instructions: Option<String>,
     /// `approval`: the source text of the host's approval policy over every call (the npm package's
     /// `(call, ctx) => 'allow' | 'ask' | 'deny' | { ask: true, … }`), which the host binds per call. The agent's
     /// fingerprint covers it.
@@ -480,7 +482,7 @@ const AGENT_HINTS: &[(&str, &str)] = &[
 ];
 const LIMIT_KEYS: &[&str] = &["maxCheckpointBytes", "maxDepth"];
 const LIMIT_HINTS: &[(&str, &str)] = &[("maxBytes", "maxCheckpointBytes"), ("maxSize", "maxCheckpointBytes")];
-const COMPACTION_KEYS: &[&str] = &["maxBytes", "maxMessages", "keepFirst", "summarize"];
+const COMPACTION_KEYS: &[&str] = &["maxBytes", "maxMessages", "keepFirst", "keepLast", "summarize"];
 const KEYS_KEYS: &[&str] = &["current", "keys", "agent"];
 
 impl AgentSpec {
@@ -538,7 +540,10 @@ impl AgentSpec {
             }
             None => None,
         };
-        let compaction = c.take("compaction").map(compaction).transpose()?;
+        let (compaction, summary_instructions) = match c.take("compaction").map(compaction).transpose()? {
+            Some((rule, instructions)) => (Some(rule), instructions),
+            None => (None, None),
+        };
         // The host's tracer and guardrail functions stay with the host; their options are checked here, as every
         // option is (the nearest known key named).
         if let Some(t) = c.take("telemetry") {
@@ -599,6 +604,7 @@ impl AgentSpec {
             checkpoint_keys,
             tool_defaults,
             tool_concurrency,
+            summary_instructions,
             approval,
             budget,
             on_drift,
@@ -719,23 +725,63 @@ fn limits(value: Option<Value>) -> Result<Limits, String> {
     Ok(limits)
 }
 
-fn compaction(value: Value) -> Result<Compaction, String> {
-    let mut k = Options::new(value, "config.compaction", COMPACTION_KEYS, &[("max", "maxBytes")])?;
-    if k.has("summarize") {
-        return Err("config.compaction.summarize: not supported yet; compaction drops the oldest whole steps".into());
-    }
+/// `compaction: { maxBytes?, maxMessages?, keepFirst?, keepLast?, summarize?: true | { maxBytes?, maxMessages?,
+/// keepLast?, instructions?, model? } }`, and the summary instructions, if given (the host binds `model`).
+fn compaction(value: Value) -> Result<(Compaction, Option<String>), String> {
+    let mut k = Options::new(
+        value,
+        "config.compaction",
+        COMPACTION_KEYS,
+        &[("max", "maxBytes"), ("summary", "summarize")],
+    )?;
     let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     let mut rule = Compaction::default().keep_first(k.integer("keepFirst", 1)?.map_or(1, size));
-    if let Some(b) = k.integer("maxBytes", 1)? {
-        rule = rule.max_bytes(size(b));
-    }
-    if let Some(m) = k.integer("maxMessages", 1)? {
-        rule = rule.max_messages(size(m));
+    let bounds = |k: &mut Options, rule: &mut Compaction| -> Result<(), String> {
+        if let Some(b) = k.integer("maxBytes", 1)? {
+            *rule = rule.max_bytes(size(b));
+        }
+        if let Some(m) = k.integer("maxMessages", 1)? {
+            *rule = rule.max_messages(size(m));
+        }
+        if let Some(n) = k.integer("keepLast", 0)? {
+            *rule = rule.keep_last(size(n));
+        }
+        Ok(())
+    };
+    bounds(&mut k, &mut rule)?;
+    let mut instructions = None;
+    match k.take("summarize") {
+        None | Some(Value::Bool(false)) => {}
+        Some(_) if !crate::run::SUMMARIZES => {
+            return Err("config.compaction.summarize: 'resumable-agent/core' has no summarizing compaction: import it from 'resumable-agent'".into());
+        }
+        Some(Value::Bool(true)) => rule = rule.summarize(),
+        Some(v @ Value::Object(_)) => {
+            let mut s = Options::new(
+                v,
+                "config.compaction.summarize",
+                &["maxBytes", "maxMessages", "keepLast", "instructions", "model"],
+                &[("prompt", "instructions"), ("system", "instructions")],
+            )?;
+            bounds(&mut s, &mut rule)?;
+            instructions = s.string("instructions")?;
+            // The host's model; the spec knows only that there may be one.
+            s.take("model");
+            rule = rule.summarize();
+        }
+        Some(v) => {
+            return Err(format!(
+                "config.compaction.summarize: expected true or {{ maxBytes?, maxMessages?, keepLast?, instructions?, model? }}, got {}",
+                describe(&v)
+            ));
+        }
     }
     if rule.max_bytes.is_none() && rule.max_messages.is_none() {
-        return Err("config.compaction: give maxBytes, maxMessages or both".into());
+        return Err(
+            "config.compaction: give maxBytes, maxMessages or both (in compaction or in compaction.summarize)".into(),
+        );
     }
-    Ok(rule)
+    Ok((rule, instructions))
 }
 
 fn keys(value: Value) -> Result<CheckpointKeys, String> {
@@ -921,7 +967,15 @@ mod tests {
         );
         assert!(problem(json!({"limits": {"maxDepth": 500}})).contains("maxDepth: 500 is over 120"));
         assert!(problem(json!({"compaction": {}})).contains("give maxBytes, maxMessages or both"));
-        assert!(problem(json!({"compaction": {"summarize": true}})).contains("summarize: not supported yet"));
+        assert!(problem(json!({"compaction": {"summarize": true}})).contains("give maxBytes, maxMessages or both"));
+        assert!(
+            problem(json!({"compaction": {"summarize": "yes"}}))
+                .contains("config.compaction.summarize: expected true or")
+        );
+        assert!(
+            problem(json!({"compaction": {"summarize": {"maxMessages": 10, "prompt": "x"}}}))
+                .contains(r#"config.compaction.summarize.prompt: unknown option; did you mean "instructions"?"#)
+        );
         assert!(problem(json!({"sealed": true})).contains("sealing needs config.checkpointKeys"));
         assert!(problem(json!({"maxOutputRetries": 1})).contains("only with config.output"));
         let host = crate::options::HOST_FUNCTION;

@@ -9,7 +9,7 @@ use super::{Decoded, Input};
 use crate::error::AgentError;
 use crate::interrupt::Resume;
 use crate::message::Message;
-use crate::model::{ModelRequest, ToolDefinition};
+use crate::model::{DynModel, ModelRequest, ToolDefinition};
 use crate::platform::{new_run_id, now_ms};
 use crate::run::{Run, RunConfig, ToolPolicy};
 use crate::tool::DynTool;
@@ -37,8 +37,18 @@ pub(crate) struct AgentConfig {
     pub(crate) tool_defaults: crate::tool::CallPolicy,
     /// How many calls of a turn run at once (0: all of them).
     pub(crate) tool_concurrency: u32,
+    /// For a summarizing compaction: the model that writes summaries (the agent's own when `None`) and its
+    /// instructions (else [`DEFAULT_SUMMARY_INSTRUCTIONS`](crate::DEFAULT_SUMMARY_INSTRUCTIONS)).
+    pub(crate) summarizer: Summarizer,
     /// A timer for tool timeouts and backoff (natively; on wasm32 the host's `setTimeout` is used without one).
     pub(crate) timer: Option<Timer>,
+}
+
+/// Who writes a summarizing compaction's summaries, and how.
+#[derive(Clone, Default)]
+pub(crate) struct Summarizer {
+    pub(crate) model: Option<Arc<dyn DynModel>>,
+    pub(crate) instructions: Option<String>,
 }
 
 /// Waits the given ms: see [`AgentBuilder::timer`](crate::AgentBuilder::timer).
@@ -115,6 +125,7 @@ impl AgentConfig {
             guardrails: crate::guardrail::Guardrails::default(),
             tool_defaults: crate::tool::CallPolicy::default(),
             tool_concurrency: 0,
+            summarizer: Summarizer::default(),
             timer: None,
         })
     }

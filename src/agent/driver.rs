@@ -282,6 +282,17 @@ async fn drive_steps(
                 }
             },
             Step::Review(calls) => review(config, &mut run, &calls, hooks).await?,
+            // Left out of the variants without summaries (where no run asks for one).
+            #[cfg(any(not(feature = "js"), feature = "js-summaries"))]
+            Step::Summarize(request) => {
+                if summarize(config, model, &mut run, request, hooks).await? {
+                    return Err(AgentError::Aborted {
+                        checkpoint: Box::new(stopped(run)),
+                    });
+                }
+            }
+            #[cfg(all(feature = "js", not(feature = "js-summaries")))]
+            Step::Summarize(_) => run.summary_failed(),
             Step::CallTool(call) => run_tools(config, &mut run, call, hooks).await?,
             Step::Refused(call, result) | Step::Answered(call, result) => {
                 if hooks.watching() {
@@ -447,7 +458,9 @@ async fn call_model(
     hooks.emit(|| Event::StepStart { step });
     let unchanged = run.take_unchanged();
     let retries = std::sync::atomic::AtomicU32::new(0);
+    let system = run.system(config.instructions.as_deref());
     let mut request = config.request(&run.checkpoint().messages, unchanged);
+    request.system = system.as_deref();
     if let Some(trace) = hooks.trace() {
         request.retries = Some(&retries);
         trace.chat_start(step, model.info_dyn(), &request);
@@ -492,6 +505,68 @@ async fn call_model(
     }
     hooks.checkpoint(run, config.codec()).await?;
     Ok(None)
+}
+
+#[cfg(any(not(feature = "js"), feature = "js-summaries"))]
+/// [`Step::Summarize`]: the summarizer (the agent's model unless it has one of its own) writes the summary of the
+/// oldest steps, which replaces them (reported and saved); a failed call leaves the run as it was, says so, and the
+/// run goes on to its model call. True when the run's signal stopped the call.
+async fn summarize(
+    config: &AgentConfig,
+    model: &dyn DynModel,
+    run: &mut Run<'_>,
+    request: crate::run::SummaryRequest,
+    hooks: &mut Hooks<'_>,
+) -> Result<bool, AgentError> {
+    let summarizer = config.summarizer.model.as_deref().unwrap_or(model);
+    let messages = [Message::user(request.transcript)];
+    let instructions = config
+        .summarizer
+        .instructions
+        .as_deref()
+        .unwrap_or(crate::run::DEFAULT_SUMMARY_INSTRUCTIONS);
+    let mut ask = config.request(&messages, 0);
+    ask.system = Some(instructions);
+    ask.tools = &[];
+    let reply = crate::platform::unless_stopped(summarizer.complete_dyn(ask), hooks.events.when_aborted()).await;
+    // The model was sent other messages than the run's: its next request is not a continuation of this one.
+    run.forget_unchanged();
+    let failed = match reply {
+        None | Some(Err(crate::model::ModelError::Aborted { .. })) => return Ok(true),
+        Some(Ok(response)) => {
+            let text: String = response
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    crate::message::ContentBlock::Text { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            run.summarized(text, response.usage, now_ms());
+            match run.take_summary_made() {
+                Some(made) => {
+                    let cp = run.checkpoint();
+                    if let Some(s) = &cp.summarized {
+                        hooks.emit_ref(&Event::Summarized {
+                            removed_messages: made.messages,
+                            removed_bytes: made.bytes,
+                            messages: cp.messages.len(),
+                            summary: &s.text,
+                        });
+                    }
+                    hooks.checkpoint(run, config.codec()).await?;
+                    return Ok(false);
+                }
+                None => "the model wrote no summary text".to_owned(),
+            }
+        }
+        Some(Err(e)) => {
+            run.summary_failed();
+            e.to_string()
+        }
+    };
+    hooks.emit_ref(&Event::SummaryFailed { error: &failed });
+    Ok(false)
 }
 
 /// [`Step::Review`]: each call that may need approval asks its tool, and the agent's policy (if any) is asked of

@@ -65,6 +65,7 @@ pub struct AgentBuilder {
     guardrails: crate::guardrail::Guardrails,
     tool_defaults: crate::tool::CallPolicy,
     tool_concurrency: u32,
+    summarizer: crate::agent::config::Summarizer,
     timer: Option<crate::agent::config::Timer>,
     policy: Option<Arc<dyn crate::approval::ApprovalPolicy>>,
     budget: Option<crate::approval::Budget>,
@@ -176,6 +177,7 @@ impl Agent {
             guardrails: crate::guardrail::Guardrails::default(),
             tool_defaults: crate::tool::CallPolicy::default(),
             tool_concurrency: 0,
+            summarizer: crate::agent::config::Summarizer::default(),
             timer: None,
             policy: None,
             budget: None,
@@ -284,6 +286,7 @@ impl Agent {
                 policy: c.policy.clone(),
                 tool_defaults: c.tool_defaults,
                 tool_concurrency: c.tool_concurrency,
+                summarizer: c.summarizer.clone(),
                 timer: c.timer.clone(),
             },
             model: Box::new(model),
@@ -376,6 +379,7 @@ impl AgentBuilder {
         b.keys = spec.checkpoint_keys;
         b.tool_defaults = spec.tool_defaults;
         b.tool_concurrency = spec.tool_concurrency;
+        b.summarizer.instructions = spec.summary_instructions;
         b.budget = spec.budget;
         b.on_drift = spec.on_drift;
         if let Some(source) = spec.approval {
@@ -448,6 +452,19 @@ impl AgentBuilder {
     /// call order); a subagent's call runs alone.
     pub fn tool_concurrency(mut self, n: u32) -> Self {
         self.tool_concurrency = n;
+        self
+    }
+
+    /// The model that writes a summarizing compaction's summaries ([`Compaction::summarize`](crate::Compaction::summarize)),
+    /// when not the agent's own (a cheaper one, say).
+    pub fn summary_model(mut self, model: impl Model + 'static) -> Self {
+        self.summarizer.model = Some(Arc::new(model));
+        self
+    }
+
+    /// What a summary call is told to do, instead of [`DEFAULT_SUMMARY_INSTRUCTIONS`](crate::DEFAULT_SUMMARY_INSTRUCTIONS).
+    pub fn summary_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.summarizer.instructions = Some(instructions.into());
         self
     }
 
@@ -541,6 +558,7 @@ impl AgentBuilder {
         config.guardrails = self.guardrails;
         config.tool_defaults = self.tool_defaults;
         config.tool_concurrency = self.tool_concurrency;
+        config.summarizer = self.summarizer;
         config.timer = self.timer;
         Ok(Agent {
             config,

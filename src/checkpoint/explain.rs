@@ -160,6 +160,12 @@ pub(super) fn explain(v: &Value) -> Result<(), CheckpointError> {
         }
         string(o, "label", "thread", true)?;
     }
+    if let Some(s) = root.get("summarized").filter(|s| !s.is_null()) {
+        let o = obj(s, "summarized")?;
+        string(o, "text", "summarized", false)?;
+        count(required(o, "messages", "summarized")?, "summarized.messages", u64::MAX)?;
+        string(o, "hash", "summarized", false)?;
+    }
     match root.get("traceparent") {
         None | Some(Value::Null | Value::String(_)) => {}
         Some(v) => return Err(expected("traceparent", "a string (a W3C traceparent)", v)),

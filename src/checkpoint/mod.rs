@@ -105,6 +105,9 @@ pub struct Checkpoint {
     /// `maxOutputRetries`); cleared by the next user turn or resume.
     #[serde(skip_serializing_if = "is_zero")]
     pub output_attempts: u32,
+    /// The summary standing for the steps a summarizing compaction replaced (`compaction.summarize`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarized: Option<crate::run::Summarized>,
     /// Where this checkpoint sits in a session's history (set by sessions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread: Option<ThreadInfo>,
@@ -234,6 +237,8 @@ struct Raw {
     #[serde(default, deserialize_with = "crate::json::whole_opt")]
     output_attempts: Option<u32>,
     #[serde(default)]
+    summarized: Option<crate::run::Summarized>,
+    #[serde(default)]
     thread: Option<ThreadInfo>,
     #[serde(default)]
     traceparent: Option<String>,
@@ -271,6 +276,7 @@ impl Checkpoint {
             state: None,
             structured: None,
             output_attempts: 0,
+            summarized: None,
             thread: None,
             traceparent: None,
             created_at: Some(now),
@@ -508,6 +514,7 @@ impl Raw {
             state: self.state,
             structured: self.structured,
             output_attempts: self.output_attempts.unwrap_or(0),
+            summarized: self.summarized,
             thread: self.thread,
             traceparent: self.traceparent,
             created_at: self.created_at,

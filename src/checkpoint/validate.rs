@@ -31,6 +31,18 @@ impl Checkpoint {
             ));
         }
         self.validate_failed_subagents()?;
+        if let Some(s) = &self.summarized {
+            let hex = s
+                .hash
+                .strip_prefix("fnv1a64:")
+                .filter(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            if hex.is_none() || s.text.is_empty() || s.messages == 0 {
+                return Err(CheckpointError::at(
+                    "summarized",
+                    "expected { text (not empty), messages (at least 1), hash (\"fnv1a64:\" and 16 hex digits) }",
+                ));
+            }
+        }
         let mut remembered = HashSet::new();
         for (k, name) in self.remembered.iter().enumerate() {
             if crate::spec::check_tool_name(name).is_err() || !remembered.insert(name.as_str()) {

@@ -35,8 +35,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-pub(crate) use compaction::Compacted;
-pub use compaction::Compaction;
+pub(crate) use compaction::{Compacted, SUMMARIZES};
+pub use compaction::{Compaction, DEFAULT_SUMMARY_INSTRUCTIONS, Summarized, SummaryRequest};
 pub use output::{DEFAULT_MAX_OUTPUT_RETRIES, FINAL_ANSWER_TOOL};
 pub(crate) use output::{OutputRule, final_answer_definition};
 
@@ -246,6 +246,9 @@ pub enum Step {
     Answered(ToolUse, ToolResult),
     /// Finished with this text.
     Done(String),
+    /// The history is over the agent's compaction bounds and its oldest steps are to be summarized: send the
+    /// request's transcript to the model and feed its text to [`Run::summarized`] (or call [`Run::summary_failed`]).
+    Summarize(SummaryRequest),
     /// The model missed the output schema more often than the agent allows: end the run with
     /// [`AgentError::Output`](crate::AgentError::Output) and this problem.
     InvalidOutput(String),
@@ -306,6 +309,10 @@ pub struct Run<'c> {
     changed_at_done: bool,
     /// What the last compaction removed, until the driver reports it.
     compacted: Option<Compacted>,
+    /// What the last summary replaced, until the driver reports it.
+    summary_made: Option<Compacted>,
+    /// Set when a summary call failed, until the next model call: the run goes on without one.
+    summary_failed: bool,
     /// JSON sizes of the messages, as of the last compaction check: a run only appends messages (and
     /// changes at most the last one), so each check measures only what is new.
     sizes: Vec<usize>,
@@ -384,6 +391,8 @@ impl<'c> Run<'c> {
             applied: Vec::new(),
             changed_at_done: false,
             compacted: None,
+            summary_made: None,
+            summary_failed: false,
             sizes: Vec::new(),
             newer_sizes: Vec::new(),
             drift: None,
@@ -466,6 +475,12 @@ impl<'c> Run<'c> {
         }
         self.unchanged = self.unchanged.min(index);
         self.saved.unchanged = self.saved.unchanged.min(index);
+    }
+
+    /// The next model request shares no messages with the previous one (a summary call was made between).
+    #[cfg_attr(all(feature = "js", not(feature = "js-summaries")), allow(dead_code))]
+    pub(crate) fn forget_unchanged(&mut self) {
+        self.unchanged = 0;
     }
 
     /// Notes that the messages `start..end` went (compaction).
@@ -588,7 +603,11 @@ impl<'c> Run<'c> {
             }
         }
         if let Some(rule) = self.config.compaction {
-            self.compact(rule);
+            if !rule.summarize {
+                self.compact(rule);
+            } else if let Some(step) = self.summary_step(rule) {
+                return step;
+            }
         }
         Step::CallModel
     }
@@ -665,6 +684,7 @@ impl<'c> Run<'c> {
     /// [`ModelError::Stopped`] for an answer cut, refused or filtered, [`ModelError::InvalidResponse`] naming the
     /// offending block; the run is unchanged but for its usage.
     pub fn model_replied(&mut self, mut response: ModelResponse, now: u64) -> Result<(), ModelError> {
+        self.summary_failed = false;
         // Every call's tokens were spent and billed, also those of an answer that is not kept.
         if let Some(usage) = response.usage {
             self.state.usage.add(usage);

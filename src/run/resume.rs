@@ -68,6 +68,8 @@ impl<'c> Run<'c> {
             applied: Vec::new(),
             changed_at_done: false,
             compacted: None,
+            summary_made: None,
+            summary_failed: false,
             sizes: Vec::new(),
             newer_sizes: Vec::new(),
             read_bytes: text_bytes.map(|bytes| (bytes, unchanged.saturating_sub(1))),

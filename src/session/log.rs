@@ -332,6 +332,8 @@ struct Rest<'a> {
     updated_at: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     traceparent: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    summarized: &'a Option<crate::run::Summarized>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -357,6 +359,7 @@ fn rest(cp: &Checkpoint) -> Map<String, Value> {
         created_at: cp.created_at,
         updated_at: cp.updated_at,
         traceparent: &cp.traceparent,
+        summarized: &cp.summarized,
     };
     // Through the text: the same result without a second serializer for these types in the .wasm.
     crate::json::to_string(&r)
@@ -585,6 +588,7 @@ fn set_field(state: &mut Checkpoint, at: u64, k: &str, v: Value) -> Result<(), C
         "createdAt" => state.created_at = field(at, k, v)?,
         "updatedAt" => state.updated_at = field(at, k, v)?,
         "traceparent" => state.traceparent = field(at, k, v)?,
+        "summarized" => state.summarized = field(at, k, v)?,
         "state" => state.state = Some(v),
         "structured" => state.structured = Some(v),
         other => return Err(bad(at, format!("set: unknown field {other:?}"))),
@@ -610,6 +614,7 @@ fn unset_field(state: &mut Checkpoint, at: u64, k: &str) -> Result<(), Checkpoin
         "createdAt" => state.created_at = None,
         "updatedAt" => state.updated_at = None,
         "traceparent" => state.traceparent = None,
+        "summarized" => state.summarized = None,
         "state" => state.state = None,
         "structured" => state.structured = None,
         other => return Err(bad(at, format!("unset: unknown field {other:?}"))),
@@ -677,6 +682,20 @@ pub(crate) fn entry(offset: u64, event: &Event<'_>) -> Option<Value> {
             (*removed_bytes).into(),
             (*messages).into(),
         ],
+        // The summary is the state's (`summarized`) at the record that follows.
+        Event::Summarized {
+            removed_messages,
+            removed_bytes,
+            messages,
+            ..
+        } => vec![
+            o,
+            "sm".into(),
+            (*removed_messages).into(),
+            (*removed_bytes).into(),
+            (*messages).into(),
+        ],
+        Event::SummaryFailed { error } => vec![o, "sx".into(), (*error).into()],
         _ => return None,
     };
     Some(Value::Array(e))
@@ -777,6 +796,13 @@ pub(crate) fn expand<'a>(e: &'a Value, state: &'a Checkpoint) -> Option<(u64, Ev
             removed_bytes: usize::try_from(u64_at(3)?).ok()?,
             messages: usize::try_from(u64_at(4)?).ok()?,
         },
+        "sm" => Event::Summarized {
+            removed_messages: usize::try_from(u64_at(2)?).ok()?,
+            removed_bytes: usize::try_from(u64_at(3)?).ok()?,
+            messages: usize::try_from(u64_at(4)?).ok()?,
+            summary: &state.summarized.as_ref()?.text,
+        },
+        "sx" => Event::SummaryFailed { error: str_at(2)? },
         _ => return None,
     };
     Some((offset, event))
@@ -868,6 +894,15 @@ impl<'a> Logged<'a> {
                 removed_messages: size("removedMessages")?,
                 removed_bytes: size("removedBytes")?,
                 messages: size("messages")?,
+            },
+            "summarized" => Event::Summarized {
+                removed_messages: size("removedMessages")?,
+                removed_bytes: size("removedBytes")?,
+                messages: size("messages")?,
+                summary: str_of("summary")?,
+            },
+            "summary-failed" => Event::SummaryFailed {
+                error: str_of("error")?,
             },
             _ => return None,
         };

@@ -482,6 +482,21 @@ impl Call {
         {
             agent.config.guardrails = guardrails_of(spec);
         }
+        // `compaction.summarize.model`: a provider, or a model function (shown no tools).
+        #[cfg(feature = "js-summaries")]
+        {
+            let f = get(spec, "summaryModel");
+            if f.is_function() {
+                // One thread on wasm32: the core's Arc (Send natively) is only ever used here.
+                #[allow(clippy::arc_with_non_send_sync)]
+                let model: std::sync::Arc<dyn crate::model::DynModel> =
+                    match model_of(&get(spec, "summaryBuiltin"), signal)? {
+                        Some(model) => std::sync::Arc::from(model),
+                        None => std::sync::Arc::new(JsModel::summarizer(f, thrown.clone(), signal)),
+                    };
+                agent.config.summarizer.model = Some(model);
+            }
+        }
         Ok(Call { agent, thrown, mirror })
     }
 

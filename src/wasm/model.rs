@@ -43,6 +43,9 @@ pub(super) struct JsModel {
     callee: Callee,
     tools: JsValue,
     system: JsValue,
+    /// `system` as Rust reads it: a request whose system text differs (a summary follows the instructions) is
+    /// shown its own.
+    system_text: Option<String>,
     mirror: Rc<RefCell<Mirror>>,
     thrown: Rc<RefCell<Option<JsValue>>>,
     /// `{ signal }`, the second argument of a model function, when the call has a signal.
@@ -119,6 +122,7 @@ impl JsModel {
         JsModel {
             callee,
             tools,
+            system_text: system.as_string(),
             system: if system.is_string() { system } else { JsValue::UNDEFINED },
             mirror,
             thrown,
@@ -157,7 +161,32 @@ impl JsModel {
     }
 
     fn js_request(&self, request: &ModelRequest<'_>) -> JsValue {
-        model_request(&self.system, &self.messages(request), &self.tools)
+        // A summary call is shown no tools.
+        let tools = if request.tools.is_empty() {
+            Array::new().into()
+        } else {
+            self.tools.clone()
+        };
+        if request.system == self.system_text.as_deref() {
+            return model_request(&self.system, &self.messages(request), &tools);
+        }
+        let system = request.system.map_or(JsValue::UNDEFINED, JsValue::from_str);
+        model_request(&system, &self.messages(request), &tools)
+    }
+
+    /// A model function that writes a summarizing compaction's summaries (`compaction.summarize.model`): shown no
+    /// tools, and the request's own system text.
+    #[cfg(feature = "js-summaries")]
+    pub(super) fn summarizer(f: JsValue, thrown: Rc<RefCell<Option<JsValue>>>, signal: Option<&JsValue>) -> Self {
+        let mut model = Self::with(
+            Callee::Function(f.unchecked_into()),
+            Array::new().into(),
+            JsValue::UNDEFINED,
+            thrown,
+            Rc::new(RefCell::new(Mirror::default())),
+        );
+        model.context = signal.map(|s| fields(&[("signal", s.clone())]));
+        model
     }
 }
 

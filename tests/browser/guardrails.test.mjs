@@ -107,3 +107,37 @@ test('Chromium: calls of one turn run together and a question lets the others fi
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// A summarizing compaction in a page (issue 36): paused mid-run, stored as JSON and resumed by a fresh agent, the
+// summary carried across.
+test('Chromium: a run summarized at its bounds, paused and resumed from JSON', { timeout: 60_000 }, async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`http://127.0.0.1:${server.address().port}/pkg/package.json`);
+  const seen = await page.evaluate(async () => {
+    const { agent, defineTool, InterruptError } = await import('/pkg/browser.js');
+    let summaries = 0;
+    const lookup = defineTool({ name: 'lookup', handle: ({ key }) => `v-${key}` });
+    const ask = defineTool({ name: 'ask', handle: () => { throw new InterruptError('Go on?'); } });
+    const model = async (req) => {
+      if (req.tools.length === 0) return { content: [{ type: 'text', text: `summary ${++summaries}` }] };
+      const last = req.messages.findLast((m) => m.role === 'assistant')?.content.find((b) => b.type === 'tool_use');
+      const i = last ? Number(last.id.slice(1)) + 1 : 0;
+      if (i === 20) return { content: [{ type: 'tool_use', id: 'c20', name: 'ask', input: {} }] };
+      return i < 30 ? { content: [{ type: 'tool_use', id: `c${i}`, name: 'lookup', input: { key: `k${i}` } }] } : { content: [{ type: 'text', text: 'done' }] };
+    };
+    const make = () => agent({ model, tools: [lookup, ask], maxIterations: 40, compaction: { summarize: { maxMessages: 12 } } });
+    const paused = await make().prompt('go');
+    const stored = JSON.stringify(paused.checkpoint);
+    const done = await make().resume(JSON.parse(stored), 'yes');
+    return { question: paused.question, atPause: paused.checkpoint.summarized.text, text: done.text, last: done.checkpoint.summarized.text, summaries };
+  });
+  assert.equal(seen.question, 'Go on?');
+  assert.equal(seen.text, 'done');
+  assert.match(seen.atPause, /^summary \d+$/);
+  assert.equal(seen.last, `summary ${seen.summaries}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

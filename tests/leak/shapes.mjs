@@ -280,6 +280,17 @@ export const SHAPES = {
     const e = await agent({ model: () => { controller.abort(); return new Promise(() => {}); } }).prompt('go', { signal: controller.signal }).catch((x) => x);
     expect(r.text === 'gave up' && e?.name === 'AbortedError', 'timed out, and aborted');
   },
+  // A run of 12 lookups summarized at 6 messages (issue 36): summary calls by the agent's own model function.
+  'summarize': async () => {
+    const model = async (request) => {
+      if (request.tools.length === 0) return { content: [{ type: 'text', text: 'so far: lookups' }] };
+      const last = request.messages.findLast((m) => m.role === 'assistant')?.content.find((b) => b.type === 'tool_use');
+      const i = last ? Number(last.id.slice(1)) + 1 : 0;
+      return i < 12 ? { content: [call(`c${i}`, 'lookup', { key: `k${i}` })] } : { content: [{ type: 'text', text: 'done' }] };
+    };
+    const r = await agent({ model, tools: [lookup], compaction: { summarize: { maxMessages: 6 } } }).prompt('go');
+    expect(r.text === 'done' && r.checkpoint.summarized?.messages > 0, 'summarized');
+  },
   // A tool that times out once (a host timer per attempt, cleared) and answers on its retry; the timed-out attempt
   // settles later, ignored.
   'tool-retry-timeout': async () => {

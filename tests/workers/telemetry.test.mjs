@@ -108,3 +108,15 @@ test('workerd: calls of one turn run together; the reply after the question runs
   const done = await post({ sessionId: 'cc1', answer: 'Friday' });
   assert.deepEqual([done.text, done.lookups], ['Planned.', 0]);
 });
+
+// A summarizing compaction in a real workerd (issue 36): a session in KV whose 30 steps are summarized; the checkpoint
+// the session keeps in KV holds the latest summary.
+test('workerd: a run summarized at its bounds keeps the latest summary in its KV session', async () => {
+  const res = await fetch(new URL('/summarized', worker.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: 'sum1' }) });
+  assert.equal(res.status, 200, await res.clone().text());
+  const out = await res.json();
+  assert.equal(out.text, 'done');
+  assert.ok(out.summaries >= 3, `${out.summaries} summaries`);
+  assert.equal(out.summarized.text, `summary ${out.summaries}`);
+  assert.match(out.summarized.hash, /^fnv1a64:[0-9a-f]{16}$/);
+});

@@ -100,8 +100,27 @@ async function concurrent(request, env) {
   return Response.json({ text: r.text, question: r.question, results, lookups: seen.lookups, maxInFlight: seen.max });
 }
 
+// POST /summarized { sessionId }: a session in KV whose run of 30 lookups is summarized at 12 messages (issue 36):
+// answers the result, the summary kept in the session's checkpoint and how many summaries were written.
+async function summarized(request, env) {
+  const { sessionId } = await request.json();
+  let summaries = 0;
+  const lookup = defineTool({ name: 'lookup', handle: ({ key }) => `v-${key}` });
+  const model = async (req) => {
+    if (req.tools.length === 0) return { content: [{ type: 'text', text: `summary ${++summaries}` }] };
+    const last = req.messages.findLast((m) => m.role === 'assistant')?.content.find((b) => b.type === 'tool_use');
+    const i = last ? Number(last.id.slice(1)) + 1 : 0;
+    return i < 30 ? { content: [{ type: 'tool_use', id: `c${i}`, name: 'lookup', input: { key: `k${i}` } }] } : { content: [{ type: 'text', text: 'done' }] };
+  };
+  const a = agent({ model, tools: [lookup], maxIterations: 40, compaction: { summarize: { maxMessages: 12 } } });
+  const r = await a.session(kvSaver(env.SESSIONS), sessionId, { keepCompleted: true }).prompt('go');
+  const kept = await a.session(kvSaver(env.SESSIONS), sessionId).checkpoint();
+  return Response.json({ text: r.text, summaries, summarized: kept.summarized });
+}
+
 export default {
   async fetch(request, env, ctx) {
+    if (new URL(request.url).pathname === '/summarized') return summarized(request, env);
     if (new URL(request.url).pathname === '/concurrent') return concurrent(request, env);
     if (new URL(request.url).pathname === '/guarded') return guarded(request);
     if (new URL(request.url).pathname === '/payments') return payments(request, env, ctx);
