@@ -50,7 +50,7 @@ function declared(body) {
  * package's names are not among them: a snippet imports what it uses, so it runs as pasted. */
 const AMBIENT = [
   'env', 'ctx', 'request', 'config', 'tools', 'model', 'saver', 'id', 'result', 'checkpoint', 'answer', 'text',
-  'sessionId', 'signal', 'ui', 'log', 'mailer', 'authenticate', 'mySaver', 'outcome', 'a', 'db', 'pool', 'forecast', 'message', 'classify', 'searchApi', 'weather', 'flights', 'hotels',
+  'sessionId', 'signal', 'ui', 'log', 'mailer', 'authenticate', 'mySaver', 'outcome', 'a', 'db', 'pool', 'forecast', 'message', 'classify', 'searchApi', 'weather', 'flights', 'hotels', 'cheapModel',
 ];
 
 const failures = [];

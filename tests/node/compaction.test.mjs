@@ -37,7 +37,8 @@ test('compaction settings are checked at agent()', () => {
   assert.throws(() => agent({ model, compaction: {} }), (e) => e instanceof ConfigError && /maxBytes, maxMessages or both/.test(e.message));
   assert.throws(() => agent({ model, compaction: { maxBytes: 10, keepFirst: 0 } }), (e) => e instanceof ConfigError && /keepFirst/.test(e.message));
   assert.throws(() => agent({ model, compaction: { maxBytes: -5 } }), (e) => e instanceof ConfigError && /maxBytes/.test(e.message));
-  assert.throws(() => agent({ model, compaction: { maxBytes: 10, summarize: true } }), (e) => e instanceof ConfigError && /summarize/.test(e.message));
+  assert.throws(() => agent({ model, compaction: { summarize: { keepLast: 2 } } }), (e) => e instanceof ConfigError && /maxBytes, maxMessages or both \(in compaction or in compaction\.summarize\)/.test(e.message));
+  assert.throws(() => agent({ model, compaction: { maxBytes: 10, keepLast: -1 } }), (e) => e instanceof ConfigError && /keepLast/.test(e.message));
   assert.throws(() => agent({ model, compaction: 5 }), ConfigError);
 });
 
