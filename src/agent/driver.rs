@@ -542,9 +542,8 @@ async fn summarize(
                     _ => None,
                 })
                 .collect();
-            run.summarized(text, response.usage, now_ms());
-            match run.take_summary_made() {
-                Some(made) => {
+            match run.replace_with_summary(text, response.usage, now_ms()) {
+                Ok(made) => {
                     let cp = run.checkpoint();
                     if let Some(s) = &cp.summarized {
                         hooks.emit_ref(&Event::Summarized {
@@ -557,7 +556,7 @@ async fn summarize(
                     hooks.checkpoint(run, config.codec()).await?;
                     return Ok(false);
                 }
-                None => "the model wrote no summary text".to_owned(),
+                Err(why) => why,
             }
         }
         Some(Err(e)) => {

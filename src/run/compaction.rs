@@ -225,8 +225,10 @@ impl Run<'_> {
         let state = self.state.state.as_ref().map_or(0, crate::json::len);
         let interrupts: usize = self.state.interrupts.iter().map(crate::json::len).sum();
         let failed = self.failed_bytes;
+        let summary = self.state.summarized.as_ref().map_or(0, crate::json::len);
         results
             .saturating_add(state)
+            .saturating_add(summary)
             .saturating_add(interrupts)
             .saturating_add(failed)
             .saturating_add(CHECKPOINT_FRAME_BYTES)
@@ -337,17 +339,37 @@ impl Run<'_> {
     }
 
     /// The summary the model wrote for the last [`Step::Summarize`]: the messages it covers are replaced by it
-    /// (`checkpoint.summarized`), and its tokens count in the run's usage. An empty text is a failed summary.
-    pub fn summarized(&mut self, text: String, usage: Option<crate::message::Usage>, now: u64) {
+    /// (`checkpoint.summarized`), and its tokens count in the run's usage.
+    ///
+    /// # Errors
+    /// Why the summary was not kept (the run is then as it was, as after [`Run::summary_failed`]): it is empty, or
+    /// it would make the checkpoint too large to read back (`limits.maxCheckpointBytes`) — it enters the run as any
+    /// value does.
+    pub fn summarized(&mut self, text: String, usage: Option<crate::message::Usage>, now: u64) -> Result<(), String> {
+        self.replace_with_summary(text, usage, now).map(|_| ())
+    }
+
+    /// [`Run::summarized`], saying what the summary replaced.
+    pub(crate) fn replace_with_summary(
+        &mut self,
+        text: String,
+        usage: Option<crate::message::Usage>,
+        now: u64,
+    ) -> Result<Compacted, String> {
         if let Some(u) = usage {
             self.state.usage.add(u);
         }
         let rule = self.config.compaction.unwrap_or_default();
         let text = text.trim().to_owned();
-        let Some(Cut { keep, cut, bytes }) = self.cut(rule, 2).filter(|_| !text.is_empty()) else {
-            self.summary_failed = true;
-            return;
+        let cut = match self.cut(rule, 2) {
+            Some(_) if text.is_empty() => Err("the model wrote no summary text".to_owned()),
+            Some(c) => match self.too_large(crate::json::len(&text).saturating_add(64), c.bytes) {
+                Some(why) => Err(format!("the summary was not kept: {why}")),
+                None => Ok(c),
+            },
+            None => Err("nothing to summarize".to_owned()),
         };
+        let Cut { keep, cut, bytes } = cut.inspect_err(|_| self.summary_failed = true)?;
         self.touch(now);
         let before = self.state.summarized.take();
         let mut hash = fnv1a(
@@ -366,22 +388,16 @@ impl Run<'_> {
         self.state.messages.drain(keep..cut);
         self.sizes.drain(keep..cut);
         self.dropped(keep, cut);
-        self.summary_made = Some(Compacted {
+        Ok(Compacted {
             messages: cut - keep,
             bytes,
-        });
+        })
     }
 
     /// The summary call of the last [`Step::Summarize`] failed: the run stays as it was, and goes on to its model
     /// call (the next step asks again).
     pub fn summary_failed(&mut self) {
         self.summary_failed = true;
-    }
-
-    /// What the last summary replaced (once), for the driver to report.
-    #[cfg_attr(all(feature = "js", not(feature = "js-summaries")), allow(dead_code))]
-    pub(crate) fn take_summary_made(&mut self) -> Option<Compacted> {
-        self.summary_made.take()
     }
 
     /// The system text of the next model call: the agent's instructions and, once steps were summarized, the

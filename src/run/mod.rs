@@ -309,8 +309,6 @@ pub struct Run<'c> {
     changed_at_done: bool,
     /// What the last compaction removed, until the driver reports it.
     compacted: Option<Compacted>,
-    /// What the last summary replaced, until the driver reports it.
-    summary_made: Option<Compacted>,
     /// Set when a summary call failed, until the next model call: the run goes on without one.
     summary_failed: bool,
     /// JSON sizes of the messages, as of the last compaction check: a run only appends messages (and
@@ -391,7 +389,6 @@ impl<'c> Run<'c> {
             applied: Vec::new(),
             changed_at_done: false,
             compacted: None,
-            summary_made: None,
             summary_failed: false,
             sizes: Vec::new(),
             newer_sizes: Vec::new(),

@@ -68,7 +68,6 @@ impl<'c> Run<'c> {
             applied: Vec::new(),
             changed_at_done: false,
             compacted: None,
-            summary_made: None,
             summary_failed: false,
             sizes: Vec::new(),
             newer_sizes: Vec::new(),
